@@ -1,0 +1,46 @@
+# Two commands for a newcomer: `make run` and `make test`. Everything else is optional.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: run test lint format setup clean bench
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalsite needs Python 3.11 or newer (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(PY)
+	$(PIP) install --quiet -r requirements.txt
+	@touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
+	$(PIP) install --quiet -r requirements-dev.txt
+	@touch $@ $(VENV)/.installed
+
+setup: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+
+## run: set up and start the web server and a Celery worker on the embedded default (Ctrl-C stops both)
+run: setup
+	$(PY) manage.py demo_setup --url http://127.0.0.1:$${EVALSITE_PORT:-8000}/
+	$(PY) manage.py serve
+
+## test: set up and run the whole suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set)
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(VENV)/.installed-dev
+	$(PY) bench/ingest.py
+
+clean:
+	rm -rf $(VENV) var

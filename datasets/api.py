@@ -1,0 +1,140 @@
+"""HTTP API for runs: ingest, list, read."""
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from datasets.ingestion import traces_ingest
+from datasets.models import RunStatus, Span, Trace
+from datasets.run_schema import request_schema
+from datasets.selectors import spans_in_tree_order, trace_get, trace_list
+from evalsite.auth import request_project
+from evalsite.openapi import problem_responses
+from evalsite.rest import NewestFirstCursorPagination
+
+
+class SpanOut(serializers.ModelSerializer):
+    parent_id = serializers.CharField(source="parent_span_id", allow_null=True)
+    depth = serializers.IntegerField(help_text="Depth in the span tree (0 for a root).")
+    cost_cents = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Span
+        fields = [
+            "span_id", "parent_id", "depth", "kind", "name", "input", "output", "status", "error", "started_at",
+            "ended_at", "latency_ms", "cost_cents", "model", "usage", "attributes",
+        ]  # fmt: skip
+
+
+class TraceOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+    case = serializers.IntegerField(source="case_id", allow_null=True)
+    cost_cents = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Trace
+        fields = [
+            "trace_id", "name", "status", "error", "input", "output", "started_at", "ended_at", "latency_ms",
+            "cost_cents", "metadata", "tags", "experiment", "case", "source", "ingested_at",
+        ]  # fmt: skip
+
+
+class TraceDetailOut(TraceOut):
+    spans = serializers.SerializerMethodField()
+
+    class Meta(TraceOut.Meta):
+        fields = TraceOut.Meta.fields + ["spans"]
+
+    def get_spans(self, trace) -> list[dict]:
+        return SpanOut(spans_in_tree_order(trace), many=True).data
+
+
+class TraceFilters(serializers.Serializer):
+    experiment = serializers.CharField(required=False, max_length=200, help_text="Experiment name.")
+    case = serializers.IntegerField(required=False, min_value=1, help_text="Golden case id.")
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
+    text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")
+
+    def get_fields(self):
+        # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField(required=False, help_text="Runs started at or after this time.")
+        return fields
+
+
+class TracePagination(NewestFirstCursorPagination):
+    ordering = ("-started_at", "-id")
+
+
+IngestOut = inline_serializer(
+    "IngestResult",
+    {
+        "created": serializers.IntegerField(help_text="Runs written by this request."),
+        "unchanged": serializers.IntegerField(help_text="Runs already stored with identical content."),
+        "traces": inline_serializer(
+            "IngestedTrace",
+            {"trace_id": serializers.CharField(), "status": serializers.ChoiceField(["created", "unchanged"])},
+            many=True,
+        ),
+    },
+)
+
+
+class TraceCollection(APIView):
+    @extend_schema(
+        operation_id="traces_ingest",
+        summary="Ingest one run, or a batch of runs",
+        description=(
+            'One run, or `{"traces": [...]}` (at most `EVALSITE_MAX_BATCH` runs, default 1000). The batch is '
+            "validated whole: any bad item is a 400 whose `errors` name each item by index and field, and nothing "
+            "is written. Re-sending a `trace_id` with identical content is a no-op; different content is a 409. "
+            "Each new run counts one against the project's `quota_per_minute` (429 with `Retry-After`). Bodies over "
+            "`EVALSITE_MAX_BODY_BYTES` (default 16 MiB) get a 413."
+        ),
+        request={"application/json": request_schema(settings.EVALSITE_MAX_BATCH)},
+        responses={
+            201: OpenApiResponse(IngestOut, description="Something new was written."),
+            200: OpenApiResponse(IngestOut, description="Every run was already stored with identical content."),
+            **problem_responses(400, 401, 409, 413, 429),
+        },
+    )
+    def post(self, request):
+        result = traces_ingest(project=request_project(request), payload=request.data)
+        return Response(result.as_dict(), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="traces_list",
+        summary="List runs, newest first",
+        parameters=[TraceFilters],
+        responses={200: TraceOut(many=True), **problem_responses(400, 401)},
+    )
+    def get(self, request):
+        filters = TraceFilters(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        f = filters.validated_data
+        traces = trace_list(
+            project=request_project(request),
+            experiment=f.get("experiment"),
+            case=f.get("case"),
+            status=f.get("status"),
+            started_from=f.get("from"),
+            started_to=f.get("to"),
+            text=f.get("text"),
+        )
+        paginator = TracePagination()
+        page = paginator.paginate_queryset(traces, request, view=self)
+        return paginator.get_paginated_response(TraceOut(page, many=True).data)
+
+
+class TraceDetail(APIView):
+    @extend_schema(
+        operation_id="traces_retrieve",
+        summary="One run with its spans in tree order",
+        responses={200: TraceDetailOut, **problem_responses(401, 404)},
+    )
+    def get(self, request, trace_id):
+        trace = trace_get(project=request_project(request), trace_id=trace_id)
+        return Response(TraceDetailOut(trace).data)

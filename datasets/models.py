@@ -1,0 +1,185 @@
+"""Runs (traces and their spans) and the golden cases curated from them."""
+
+from django.conf import settings
+from django.db import models
+
+from evalsite.models import Project
+
+
+class RunStatus(models.TextChoices):
+    OK = "ok"
+    ERROR = "error"
+
+
+class SpanKind(models.TextChoices):
+    LLM = "llm"
+    TOOL = "tool"
+    RETRIEVAL = "retrieval"
+    AGENT = "agent"
+    OTHER = "other"
+
+
+class TraceSource(models.TextChoices):
+    API = "api"
+    OTLP = "otlp"
+
+
+class Trace(models.Model):
+    """One agent run. ``trace_id`` is the client's id, unique within the project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces")
+    trace_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, blank=True, default="")
+    input = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.OK)
+    error = models.TextField(null=True, blank=True)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    latency_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    cost_cents = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    experiment = models.ForeignKey(
+        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="traces"
+    )
+    case = models.ForeignKey("GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    source = models.CharField(max_length=10, choices=TraceSource.choices, default=TraceSource.API)
+    # SHA-256 of the run as it was sent: a retry with the same content is recognised
+    # as a no-op, different content under the same trace_id as a conflict.
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "trace_id"], name="trace_unique_project_trace_id")]
+        indexes = [
+            # The runs list and scoring passes read a project's newest runs first.
+            models.Index(fields=["project", "-started_at", "-id"], name="trace_project_newest"),
+            # The gate and comparisons read an experiment's runs per case.
+            models.Index(fields=["experiment", "case"], name="trace_experiment_case"),
+        ]
+
+    def __str__(self):
+        return self.trace_id
+
+
+class Span(models.Model):
+    """One step of a run: a model call, a tool call, a retrieval, a sub-agent."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans")
+    span_id = models.CharField(max_length=100)
+    # The parent's span_id within the same trace (not a foreign key: spans of one run
+    # may arrive in any order over OpenTelemetry).
+    parent_span_id = models.CharField(max_length=100, null=True, blank=True)
+    # Order in which the client listed the span; breaks ties between equal start times.
+    position = models.PositiveIntegerField(default=0)
+    kind = models.CharField(max_length=10, choices=SpanKind.choices, default=SpanKind.OTHER)
+    name = models.CharField(max_length=200, blank=True, default="")
+    input = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.OK)
+    error = models.TextField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    latency_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    cost_cents = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    model = models.CharField(max_length=200, null=True, blank=True)
+    usage = models.JSONField(null=True, blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["trace", "span_id"], name="span_unique_trace_span_id")]
+
+    def __str__(self):
+        return f"{self.kind}:{self.name or self.span_id}"
+
+
+class Dataset(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
+    name = models.SlugField(max_length=100)
+    description = models.TextField(blank=True, default="")
+    archived = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="dataset_unique_project_name")]
+
+    def __str__(self):
+        return self.name
+
+
+class CaseStatus(models.TextChoices):
+    ACTIVE = "active"
+    DRAFT = "draft"
+    ARCHIVED = "archived"
+
+
+class GoldenCase(models.Model):
+    """A question the agent must keep answering right.
+
+    ``expected_output`` is ``None`` until a reviewer writes the expected answer (a run's
+    own answer is not taken as the expected one unless asked). ``source_trace_id``
+    keeps the id of the run the case came from even after that run is deleted.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="cases")
+    name = models.CharField(max_length=200)
+    input = models.JSONField(null=True, blank=True)
+    expected_output = models.JSONField(null=True, blank=True)
+    expectations = models.JSONField(default=dict, blank=True)
+    source_trace_id = models.CharField(max_length=200, null=True, blank=True)
+    source_run = models.ForeignKey(
+        Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="captured_cases"
+    )
+    status = models.CharField(max_length=10, choices=CaseStatus.choices, default=CaseStatus.ACTIVE)
+    notes = models.TextField(blank=True, default="")
+    # Free-form data that travels with the case (e.g. the scripted model turns of a test agent).
+    metadata = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="case_unique_dataset_name"),
+            # Capturing the same run twice into one dataset must not create a twin.
+            models.UniqueConstraint(
+                fields=["dataset", "source_trace_id"],
+                condition=models.Q(source_trace_id__isnull=False),
+                name="case_unique_dataset_source_trace",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def needs_expected_output(self):
+        return self.expected_output is None
+
+
+class CaseRevision(models.Model):
+    """One change to a case: who, when, and the values before and after."""
+
+    class Action(models.TextChoices):
+        CREATED = "created"
+        UPDATED = "updated"
+        ARCHIVED = "archived"
+        RESTORED = "restored"
+
+    case = models.ForeignKey(GoldenCase, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    action = models.CharField(max_length=10, choices=Action.choices)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    changed_by_key = models.ForeignKey(
+        "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    old = models.JSONField(null=True, blank=True)
+    new = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["case", "version"]
+        constraints = [models.UniqueConstraint(fields=["case", "version"], name="revision_unique_case_version")]

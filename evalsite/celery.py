@@ -1,0 +1,11 @@
+"""The Celery app. Settings come from Django's (``CELERY_*``); tasks from each app."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+
+app = Celery("evalsite")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

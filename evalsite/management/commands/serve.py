@@ -1,0 +1,52 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Run the web server (gunicorn) and one Celery worker together; Ctrl-C stops both."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=os.environ.get("EVALSITE_HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=int(os.environ.get("EVALSITE_PORT", "8000")))
+        parser.add_argument("--web-workers", type=int, default=2)
+        parser.add_argument("--worker-concurrency", type=int, default=2 if settings.REDIS_URL else 1)
+
+    def handle(self, *args, host, port, web_workers, worker_concurrency, **options):
+        python = sys.executable
+        timeout = str(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + 30)
+        commands = {
+            "web": [python, "-m", "gunicorn", "evalsite.wsgi", "--bind", f"{host}:{port}", "--workers",
+                    str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout,
+                    "--access-logfile", "-"],
+            "worker": [python, "-m", "celery", "-A", "evalsite", "worker", "--loglevel", "INFO",
+                       "--concurrency", str(worker_concurrency), "--without-gossip", "--without-mingle"],
+        }  # fmt: skip
+        processes = {name: subprocess.Popen(cmd, cwd=settings.BASE_DIR) for name, cmd in commands.items()}
+        self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker. Ctrl-C stops both.")
+        exit_code = 0
+        try:
+            while True:
+                for name, process in processes.items():
+                    if process.poll() is not None:
+                        self.stderr.write(f"The {name} process exited with {process.returncode}; stopping.")
+                        exit_code = process.returncode or 1
+                        raise KeyboardInterrupt
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for process in processes.values():
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in processes.values():
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        sys.exit(exit_code)

@@ -1,0 +1,201 @@
+"""evalsite settings, read from the environment.
+
+Embedded default (nothing to set): SQLite under ``var/`` and a Celery broker on the
+filesystem under ``var/broker``. With ``DATABASE_URL`` and ``REDIS_URL`` the same code
+runs on PostgreSQL and Redis. ``EVALSITE_PRODUCTION=1`` requires a real ``SECRET_KEY``
+and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` asks for.
+"""
+
+from pathlib import Path
+
+from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
+
+PRODUCTION = env_bool("EVALSITE_PRODUCTION", False)
+DEBUG = env_bool("DEBUG", not PRODUCTION)
+SECRET_KEY = secret_key("SECRET_KEY", required=PRODUCTION, keep_in=VAR_DIR / "secret_key")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "evalsite",
+    "datasets",
+    "scoring",
+    "experiments",
+]
+
+MIDDLEWARE = [
+    "evalsite.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "evalsite.urls"
+WSGI_APPLICATION = "evalsite.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": database_from_url("DATABASE_URL", env_str("DATABASE_URL"), sqlite_default=VAR_DIR / "evalsite.sqlite3")
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# Serve static files straight from the apps in development; production runs collectstatic.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+
+# Request bodies: one limit for every endpoint, answered with 413 by BodySizeLimitMiddleware.
+EVALSITE_MAX_BODY_BYTES = env_int("EVALSITE_MAX_BODY_BYTES", 16 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = EVALSITE_MAX_BODY_BYTES
+# Most runs one ingestion request may carry.
+EVALSITE_MAX_BATCH = env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
+# How long a synchronous request may work (scoring with a judge plans within it).
+EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 30, minimum=1)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["evalsite.auth.HasProjectKey"],
+    "DEFAULT_PARSER_CLASSES": ["evalsite.rest.FastJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["evalsite.rest.FastJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "evalsite.errors.problem_exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "evalsite.rest.NewestFirstCursorPagination",
+    "PAGE_SIZE": 50,
+}
+if not DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["evalsite.rest.FastJSONRenderer"]
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "evalsite API",
+    "DESCRIPTION": "Store agent runs, curate golden cases, score runs offline and gate CI on regressions.",
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "datasets.models.RunStatus",
+        "IngestStatusEnum": ["created", "unchanged"],
+    },
+    "SCHEMA_PATH_PREFIX": r"/v1/api",
+    # Swagger UI and Redoc served from this site, not a CDN: the docs work offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Celery. The broker is Redis when REDIS_URL is set, otherwise kombu's filesystem
+# transport under var/broker, which needs no server for local use.
+REDIS_URL = env_str("REDIS_URL")
+BROKER_DIR = VAR_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Above the longest task (one chunk of a pass), or Redis redelivers a task
+        # that is still running and it runs twice (celery/celery#5935).
+        "visibility_timeout": env_int("EVALSITE_VISIBILITY_TIMEOUT_SECONDS", 3600, minimum=60),
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://localhost/"
+    for folder in ("queue", "control"):
+        (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+# Results live in the database (passes, scores); Celery's result store is not used.
+CELERY_TASK_IGNORE_RESULT = True
+# JSON only: a task argument is an id, never a pickled object.
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# Ack after the task finished, and requeue when the worker dies mid-task: tasks are
+# idempotent (compare-and-set claims, unique constraints), so a re-run is safe.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# One message at a time per process, so a long chunk does not hold others hostage.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A broker that is briefly down at start-up is waited for, not fatal.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Django's own console handler would print every line a second time.
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.db.backends": {"level": "WARNING"},
+    },
+}
+
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    X_FRAME_OPTIONS = "DENY"
