@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from datasets.models import Dataset, GoldenCase, Span, Trace, TraceSource
 from datasets.run_validation import field_name, runs_validate
-from evalsite.bulk import db_datetime, db_decimal, db_json, ids_allocate, rows_insert
+from evalsite.bulk import datetime_adapter, db_decimal, db_json, ids_allocate, rows_insert
 from evalsite.errors import Conflict, Invalid
 from evalsite.quota import quota_reserve
 from experiments.services import experiments_ensure
@@ -82,6 +82,7 @@ def _runs_write(project, runs):
     quota_reserve(project=project, count=len(new_runs))
 
     now = timezone.now()
+    db_datetime = datetime_adapter()
     ids = ids_allocate(Trace, len(new_runs))
     trace_rows = []
     span_rows = []

@@ -27,7 +27,9 @@ class TraceSource(models.TextChoices):
 class Trace(models.Model):
     """One agent run. ``trace_id`` is the client's id, unique within the project."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces")
+    # No separate index on project or experiment: the unique (project, trace_id) and the
+    # (experiment, case) indexes lead with them, and every index slows ingestion.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces", db_index=False)
     trace_id = models.CharField(max_length=200)
     name = models.CharField(max_length=200, blank=True, default="")
     input = models.JSONField(null=True, blank=True)
@@ -41,7 +43,7 @@ class Trace(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     tags = models.JSONField(default=list, blank=True)
     experiment = models.ForeignKey(
-        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="traces"
+        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="traces", db_index=False
     )
     case = models.ForeignKey("GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     source = models.CharField(max_length=10, choices=TraceSource.choices, default=TraceSource.API)
@@ -66,7 +68,8 @@ class Trace(models.Model):
 class Span(models.Model):
     """One step of a run: a model call, a tool call, a retrieval, a sub-agent."""
 
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans")
+    # Indexed by the unique (trace, span_id) constraint, which leads with it.
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans", db_index=False)
     span_id = models.CharField(max_length=100)
     # The parent's span_id within the same trace (not a foreign key: spans of one run
     # may arrive in any order over OpenTelemetry).
@@ -149,6 +152,26 @@ class GoldenCase(models.Model):
                 fields=["dataset", "source_trace_id"],
                 condition=models.Q(source_trace_id__isnull=False),
                 name="case_unique_dataset_source_trace",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=["active", "draft", "archived"]), name="case_status_known"
+            ),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="case_version_positive"),
+        ]
+        indexes = [
+            # CI lists a dataset's active cases in id order (the cursor of the cases list).
+            models.Index(fields=["dataset", "status", "id"], name="case_dataset_status_id"),
+            # The review queue: cases still waiting for an expected answer.
+            models.Index(
+                fields=["dataset", "id"],
+                condition=models.Q(expected_output__isnull=True),
+                name="case_needs_expected_output",
+            ),
+            # A run's page lists the cases captured from it, in any dataset of the project.
+            models.Index(
+                fields=["source_trace_id"],
+                condition=models.Q(source_trace_id__isnull=False),
+                name="case_source_trace_id",
             ),
         ]
 

@@ -1,9 +1,9 @@
 """The published JSON Schema of a run as ``POST /v1/api/traces`` takes it.
 
 One schema serves three purposes: it is the request body in the OpenAPI document, it
-is compiled (fastjsonschema) to accept valid batches quickly, and on a failure it is
-walked (jsonschema) to name every bad field, so documentation and validation cannot
-drift apart. Unknown fields are refused: a typo such as ``ouput`` is a 400, not data
+is walked (jsonschema) to name every bad field of a failing run, and it feeds the
+limits and enums of the fast check in ``run_check`` (kept equivalent to it by a
+property-based test), so documentation and validation cannot drift apart. Unknown fields are refused: a typo such as ``ouput`` is a 400, not data
 silently dropped.
 """
 

@@ -3,7 +3,7 @@
 ``runs_validate`` returns the runs of a request ready to write, or raises ``Invalid``
 whose ``errors`` list names each bad item by index and field
 (``traces[3].spans[0].kind``). Valid runs take the compiled fast path; only a failing
-run is walked again to describe all of its errors. Nothing here touches the database.
+run is walked again (jsonschema) to describe all of its errors. Nothing here touches the database.
 """
 
 import hashlib
@@ -11,14 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-import fastjsonschema
 import orjson
 from jsonschema import Draft7Validator
 
+from datasets.run_check import run_conforms
 from datasets.run_schema import RUN_SCHEMA
 from evalsite.errors import Invalid
 
-_fast_validate = fastjsonschema.compile(RUN_SCHEMA, use_default=False)
 _slow_validator = Draft7Validator(RUN_SCHEMA)
 _MAX_ERRORS = 200
 
@@ -96,11 +95,7 @@ def _items_validate(items, *, prefix):
     first_by_id = {}
     for index, item in enumerate(items):
         where = f"{prefix}[{index}]" if prefix else ""
-        item_errors = []
-        try:
-            _fast_validate(item)
-        except fastjsonschema.JsonSchemaException:
-            item_errors = _schema_errors(item, where)
+        item_errors = [] if run_conforms(item) else _schema_errors(item, where)
         if not item_errors:
             run, item_errors = _run_normalise(item, index, where)
         if item_errors:
@@ -127,8 +122,8 @@ def _items_validate(items, *, prefix):
 
 def _run_normalise(item, index, where):
     errors = []
-    started_at = _timestamp(item.get("started_at"), _join(where, "started_at"), errors)
-    ended_at = _timestamp(item.get("ended_at"), _join(where, "ended_at"), errors)
+    started_at = _timestamp(item, "started_at", where, errors)
+    ended_at = _timestamp(item, "ended_at", where, errors)
     if started_at and ended_at and ended_at < started_at:
         errors.append({"field": _join(where, "ended_at"), "message": "is before started_at"})
 
@@ -136,10 +131,10 @@ def _run_normalise(item, index, where):
     seen = set()
     raw_spans = item.get("spans") or ()
     for position, raw in enumerate(raw_spans):
-        span_where = _join(where, f"spans[{position}]")
-        span = _span_normalise(raw, position, span_where, errors)
+        span = _span_normalise(raw, position, where, errors)
         if span.span_id in seen:
-            errors.append({"field": _join(span_where, "span_id"), "message": f"repeats span_id {span.span_id!r}"})
+            field = _join(where, f"spans[{position}].span_id")
+            errors.append({"field": field, "message": f"repeats span_id {span.span_id!r}"})
         seen.add(span.span_id)
         spans.append(span)
     for position, span in enumerate(spans):
@@ -186,9 +181,10 @@ def _run_normalise(item, index, where):
     return run, []
 
 
-def _span_normalise(raw, position, where, errors):
-    started_at = _timestamp(raw.get("started_at"), _join(where, "started_at"), errors)
-    ended_at = _timestamp(raw.get("ended_at"), _join(where, "ended_at"), errors)
+def _span_normalise(raw, position, run_where, errors):
+    where = _join(run_where, f"spans[{position}]")
+    started_at = _timestamp(raw, "started_at", where, errors)
+    ended_at = _timestamp(raw, "ended_at", where, errors)
     if started_at and ended_at and ended_at < started_at:
         errors.append({"field": _join(where, "ended_at"), "message": "is before started_at"})
     latency_ms = _int_or_none(raw.get("latency_ms"))
@@ -220,16 +216,17 @@ def content_hash(item):
     return hashlib.sha256(orjson.dumps(item, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def _timestamp(value, field, errors):
+def _timestamp(obj, key, where, errors):
+    value = obj.get(key)
     if value is None:
         return None
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        errors.append({"field": field, "message": f"is not an RFC 3339 timestamp: {value!r}"})
+        errors.append({"field": _join(where, key), "message": f"is not an RFC 3339 timestamp: {value!r}"})
         return None
     if parsed.tzinfo is None:
-        errors.append({"field": field, "message": f"has no timezone: {value!r} (add Z or an offset)"})
+        errors.append({"field": _join(where, key), "message": f"has no timezone: {value!r} (add Z or an offset)"})
         return None
     return parsed
 

@@ -3,7 +3,7 @@
 Django's ``bulk_create`` builds one large parameterised INSERT per batch and is
 several times slower than ``COPY`` for tens of thousands of rows. This module is the
 one place that knows which database is in use; callers pass rows of Python values
-already in the column's database form (see ``db_datetime`` and ``db_json``).
+already in the column's database form (see ``datetime_adapter`` and ``db_json``).
 
 ``ids_allocate`` hands out primary keys before the rows are written, so children
 (spans of a run) can be written in the same pass as their parents.
@@ -58,11 +58,13 @@ def ids_allocate(model, count):
         return list(range(start, start + count))
 
 
-def db_datetime(value):
-    """A timezone-aware datetime (or None) in the form the database column expects."""
-    if value is None:
-        return None
-    return connection.ops.adapt_datetimefield_value(value)
+def datetime_adapter():
+    """A function turning an aware datetime (or None) into the column's form.
+
+    Resolve it once per batch: looking ``connection.ops`` up per value goes through
+    Django's thread-local connection proxy and costs more than the conversion.
+    """
+    return connection.ops.adapt_datetimefield_value
 
 
 def db_json(value):
