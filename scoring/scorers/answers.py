@@ -1,0 +1,182 @@
+"""Scorers of the run's final answer: answered, exact_match, contains, json_valid.
+
+Rules (docs/scorers.md states them with examples):
+
+- No answer: ``None``, a blank string, ``[]`` or ``{}`` (``values.is_empty``). A run
+  with no answer fails ``contains``, ``json_valid`` and ``exact_match`` (unless the
+  expected answer is itself ``null``): the check was made and the answer was not there.
+- exact_match: two strings are equal after trimming surrounding whitespace (case and
+  inner whitespace count). When exactly one side is a string that holds JSON, it is
+  parsed and the two JSON values compared. Otherwise JSON equality (``7500 == 7500.0``,
+  ``True != 1``, key order ignored, list order kept).
+- contains: case-sensitive substring of a string answer; for a structured answer, of
+  any string inside it or of its canonical JSON text (so ``"7500"`` is found in
+  ``{"total_cents": 7500}``).
+- json_valid: a string answer must parse as strict JSON (no ``NaN``); a structured
+  answer (object, array, number, boolean) is JSON already. With a schema, the parsed
+  answer must also validate; every error is listed with its path.
+"""
+
+from jsonschema.exceptions import SchemaError
+
+from .base import Abstain, Result, Scorer
+from .schemas import schema_errors
+from .values import answer_texts, canonical_json, is_empty, json_equal, json_from_string, json_type, preview
+
+_NO_CONFIG = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def _describe_answer(value):
+    if isinstance(value, str):
+        return {"answer_type": "string", "length": len(value)}
+    return {"answer_type": json_type(value)}
+
+
+def answered(run, config):
+    if is_empty(run.output):
+        return Result.verdict(False, "the run produced no answer", {"answer": preview(run.output)})
+    detail = _describe_answer(run.output)
+    return Result.verdict(True, "the run produced an answer", detail)
+
+
+def _same_answer(actual, expected):
+    if isinstance(actual, str) and isinstance(expected, str):
+        return actual.strip() == expected.strip()
+    if isinstance(actual, str) != isinstance(expected, str):
+        # Answers are usually text while a reviewer may write the expected value as JSON:
+        # the text "7500" equals 7500, the text "Focus" never equals a number.
+        text, other = (actual, expected) if isinstance(actual, str) else (expected, actual)
+        ok, parsed = json_from_string(text)
+        return ok and json_equal(parsed, other)
+    return json_equal(actual, expected)
+
+
+def exact_match(run, config):
+    if "expected" not in config:
+        return Abstain("no_expected_output", {"message": "no expected answer to compare with"})
+    expected = config["expected"]
+    detail = {"expected": preview(expected), "actual": preview(run.output)}
+    if _same_answer(run.output, expected):
+        return Result.verdict(True, "the answer equals the expected answer", detail)
+    if run.output is None:
+        return Result.verdict(False, "the run produced no answer", detail)
+    return Result.verdict(False, f"expected {preview(expected, 60)!r}, got {preview(run.output, 60)!r}", detail)
+
+
+def _exact_match_from_case(run):
+    return None if run.expected_output is None else {"expected": run.expected_output}
+
+
+def contains(run, config):
+    value = config["value"]
+    detail = {"value": value}
+    if is_empty(run.output):
+        return Result.verdict(False, "the run produced no answer", detail)
+    if isinstance(run.output, str):
+        found = value in run.output
+    else:
+        found = any(value in text for _, text in answer_texts(run.output)) or value in canonical_json(run.output)
+    detail["answer"] = preview(run.output)
+    if found:
+        return Result.verdict(True, f"the answer contains {value!r}", detail)
+    return Result.verdict(False, f"the answer does not contain {value!r}", detail)
+
+
+def _contains_from_case(run):
+    value = run.expectations.get("contains")
+    return None if value is None else {"value": value}
+
+
+def json_valid(run, config):
+    schema = config.get("schema")
+    detail = {"schema_checked": schema is not None}
+    if is_empty(run.output):
+        return Result.verdict(False, "the run produced no answer", detail)
+    if isinstance(run.output, str):
+        ok, parsed = json_from_string(run.output)
+        if not ok:
+            detail["errors"] = [{"path": "$", "message": f"the answer is not JSON: {parsed}", "validator": "json"}]
+            return Result.verdict(False, f"the answer is not JSON: {parsed}", detail)
+    else:
+        parsed = run.output
+    if schema is None:
+        return Result.verdict(True, "the answer is valid JSON", detail)
+    try:
+        errors = schema_errors(schema, parsed)
+    except SchemaError as exc:
+        return Abstain("invalid_schema", {"message": f"the configured schema is invalid: {exc.message}"})
+    detail["errors"] = errors
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return Result.verdict(False, f"{first['path']}: {first['message']}{more}", detail)
+    return Result.verdict(True, "the answer is valid JSON and matches the schema", detail)
+
+
+def _json_valid_from_case(run):
+    schema = run.expectations.get("output_schema")
+    return None if schema is None else {"schema": schema}
+
+
+SCORERS = (
+    Scorer(
+        id="answered",
+        description="The run produced a non-empty answer.",
+        version="1",
+        kind="builtin",
+        needs_config=False,
+        config_schema=_NO_CONFIG,
+        expectation_keys=(),
+        func=answered,
+    ),
+    Scorer(
+        id="exact_match",
+        description="The answer equals the expected answer (config expected, or the case's expected_output).",
+        version="1",
+        kind="builtin",
+        needs_config=True,
+        config_schema={
+            "type": "object",
+            "properties": {"expected": {"description": "The expected answer (any JSON value)."}},
+            "required": ["expected"],
+            "additionalProperties": False,
+        },
+        expectation_keys=(),
+        func=exact_match,
+        case_config=_exact_match_from_case,
+        missing_reason="no_expected_output",
+        missing_message="no expected answer: the case has no expected_output and the request gave no config.exact_match.expected",
+    ),
+    Scorer(
+        id="contains",
+        description="The answer contains a required string (case-sensitive).",
+        version="1",
+        kind="builtin",
+        needs_config=True,
+        config_schema={
+            "type": "object",
+            "properties": {"value": {"type": "string", "minLength": 1, "description": "The required string."}},
+            "required": ["value"],
+            "additionalProperties": False,
+        },
+        expectation_keys=("contains",),
+        func=contains,
+        case_config=_contains_from_case,
+    ),
+    Scorer(
+        id="json_valid",
+        description="The answer parses as JSON and, given a schema, validates against it.",
+        version="1",
+        kind="builtin",
+        needs_config=False,
+        config_schema={
+            "type": "object",
+            "properties": {"schema": {"type": "object", "description": "JSON Schema the answer must satisfy."}},
+            "additionalProperties": False,
+        },
+        expectation_keys=("output_schema",),
+        func=json_valid,
+        case_config=_json_valid_from_case,
+        schema_keys=("schema",),
+    ),
+)

@@ -1,0 +1,67 @@
+"""JSON Schema validation as scorers report it.
+
+A schema is read with the draft its ``$schema`` names (Draft 2020-12 when it names
+none). ``schema_errors`` lists EVERY violation (``iter_errors``), each with the JSON path
+of the offending value (``$.total_cents``, ``$.rooms[0]``) and jsonschema's message, in
+a stable order, so a failed check says everything that is wrong at once. ``format`` is
+an annotation, not a check (the JSON Schema default).
+"""
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from .values import canonical_json, json_path
+
+_MESSAGE_CHARS = 300
+# Checking a schema against its meta-schema costs far more than validating a small
+# instance, and a pass applies the same few schemas to thousands of runs: valid
+# schemas' validators are kept, keyed by their canonical JSON.
+_VALIDATORS = {}
+_VALIDATORS_KEPT = 256
+
+
+def _validator(schema):
+    try:
+        key = canonical_json(schema)
+    except (TypeError, ValueError):
+        key = None
+    validator = _VALIDATORS.get(key) if key is not None else None
+    if validator is None:
+        cls = validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+        if key is not None:
+            if len(_VALIDATORS) >= _VALIDATORS_KEPT:
+                _VALIDATORS.clear()
+            _VALIDATORS[key] = validator
+    return validator
+
+
+def schema_problems(schema):
+    """Why ``schema`` is not a usable JSON Schema: ``[]`` when it is."""
+    if not isinstance(schema, dict | bool):
+        return [f"a JSON Schema is an object, not {type(schema).__name__}"]
+    try:
+        _validator(schema)
+    except SchemaError as exc:
+        return [f"{json_path(exc.absolute_path)}: {exc.message[:_MESSAGE_CHARS]}"]
+    return []
+
+
+def schema_errors(schema, instance):
+    """Every violation of ``schema`` by ``instance`` as ``[{"path", "message", "validator"}]``.
+
+    Raises ``jsonschema.SchemaError`` when the schema itself is invalid.
+    """
+    validator = _validator(schema)
+    errors = [
+        {
+            "path": json_path(error.absolute_path),
+            "message": error.message[:_MESSAGE_CHARS],
+            "validator": error.validator,
+        }
+        for error in validator.iter_errors(instance)
+    ]
+    errors.sort(key=lambda e: (e["path"], e["validator"], e["message"]))
+    return errors

@@ -1,0 +1,79 @@
+"""json_valid: the answer parses as JSON and, given a schema, validates against it."""
+
+from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+
+SCORER = scorer_get("json_valid")
+QUOTE_SCHEMA = {
+    "type": "object",
+    "required": ["room", "total_cents"],
+    "properties": {"room": {"type": "string"}, "total_cents": {"type": "integer", "minimum": 0}},
+}
+
+
+def _valid(output, config=None):
+    return score_run(SCORER, run_from_payload({"trace_id": "t1", "output": output}), config or {})
+
+
+def test_it_passes_a_string_answer_that_holds_json():
+    result = _valid('{"room": "Focus", "total_cents": 7500}')
+    assert (result.passed, result.value) == (True, 1.0)
+    assert result.detail == {"schema_checked": False}
+
+
+def test_it_fails_prose_and_almost_json():
+    assert not _valid("Focus, 7500 cents").passed
+    result = _valid('{"room": "Focus",}')
+    assert not result.passed
+    assert result.reason.startswith("the answer is not JSON: ")
+    assert result.detail["errors"][0]["path"] == "$"
+
+
+def test_it_refuses_nan_which_is_not_json():
+    assert not _valid('{"total": NaN}').passed
+
+
+def test_it_accepts_a_structured_answer_as_json_already():
+    assert _valid({"room": "Focus"}).passed
+    assert _valid(7500).passed
+
+
+def test_it_fails_a_run_with_no_answer():
+    assert _valid(None).reason == "the run produced no answer"
+    assert not _valid("  ").passed
+
+
+def test_it_validates_against_a_schema_and_lists_every_error_with_its_path():
+    result = _valid('{"room": 7, "total_cents": -5}', {"schema": QUOTE_SCHEMA})
+    assert not result.passed
+    assert [(e["path"], e["validator"]) for e in result.detail["errors"]] == [
+        ("$.room", "type"),
+        ("$.total_cents", "minimum"),
+    ]
+    assert result.reason == "$.room: 7 is not of type 'string' (and 1 more)"
+    assert result.detail["schema_checked"] is True
+
+
+def test_it_reports_a_missing_required_field():
+    result = _valid({"room": "Focus"}, {"schema": QUOTE_SCHEMA})
+    assert result.detail["errors"] == [
+        {"path": "$", "message": "'total_cents' is a required property", "validator": "required"}
+    ]
+
+
+def test_it_passes_an_answer_matching_the_schema():
+    result = _valid({"room": "Focus", "total_cents": 7500}, {"schema": QUOTE_SCHEMA})
+    assert result.passed
+    assert result.detail == {"schema_checked": True, "errors": []}
+
+
+def test_it_reads_the_schema_from_the_cases_output_schema():
+    run = run_from_payload(
+        {"trace_id": "t1", "output": {"room": "Focus"}}, expectations={"output_schema": QUOTE_SCHEMA}
+    )
+    assert not score_run(SCORER, run, resolve_config(SCORER, None, run)).passed
+
+
+def test_it_abstains_on_an_invalid_schema_instead_of_failing_the_answer():
+    result = _valid({"room": "Focus"}, {"schema": {"type": "objekt"}})
+    assert isinstance(result, Abstain)
+    assert result.reason == "invalid_schema"
