@@ -223,7 +223,9 @@ def main():
     rows = args.runs * (1 + SPANS_PER_RUN)
     mb = sum(map(len, payload_bodies)) / 1e6
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"workload: {args.runs} runs x {SPANS_PER_RUN} spans = {rows} rows, batches of {args.batch}, {mb:.1f} MB of JSON")
+    print(
+        f"workload: {args.runs} runs x {SPANS_PER_RUN} spans = {rows} rows, batches of {args.batch}, {mb:.1f} MB of JSON"
+    )
     print(f"{'database':<11} {'path':<30} {'seconds':>8} {'runs/s':>9} {'rows/s':>10}")
     for db in args.db:
         with tempfile.TemporaryDirectory() as api_dir, tempfile.TemporaryDirectory() as raw_dir:

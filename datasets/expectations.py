@@ -40,14 +40,21 @@ EXPECTATIONS_SCHEMA = {
         },
         "output_schema": {"type": "object", "description": "JSON Schema of the final answer (json_valid)."},
         "cost_threshold_cents": {"type": "number", "minimum": 0, "description": "Most the run may cost (cost_budget)."},
-        "latency_threshold_ms": {"type": "integer", "minimum": 0, "description": "Longest the run may take (latency_budget)."},
+        "latency_threshold_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Longest the run may take (latency_budget).",
+        },
         "contains": {"type": "string", "minLength": 1, "description": "A string the answer must contain (contains)."},
         "tool_budget": {"type": "integer", "minimum": 0, "description": "Most tool calls allowed (tool_efficiency)."},
         "required_span": {
             "type": "object",
             "additionalProperties": False,
             "minProperties": 1,
-            "properties": {"kind": {"enum": ["llm", "tool", "retrieval", "agent", "other"]}, "name": {"type": "string"}},
+            "properties": {
+                "kind": {"enum": ["llm", "tool", "retrieval", "agent", "other"]},
+                "name": {"type": "string"},
+            },
             "description": "A span the run must record (span_present).",
         },
         "scorers": {

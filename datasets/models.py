@@ -43,7 +43,12 @@ class Trace(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     tags = models.JSONField(default=list, blank=True)
     experiment = models.ForeignKey(
-        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="traces", db_index=False
+        "experiments.Experiment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="traces",
+        db_index=False,
     )
     case = models.ForeignKey("GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     source = models.CharField(max_length=10, choices=TraceSource.choices, default=TraceSource.API)

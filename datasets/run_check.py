@@ -8,7 +8,14 @@ generated runs (tests/datasets/test_run_check.py). Limits and enums are read fro
 ``run_schema`` so there is one place to change them.
 """
 
-from datasets.run_schema import MAX_COST_CENTS, MAX_ID_LENGTH, MAX_LATENCY_MS, MAX_SPANS_PER_RUN, RUN_SCHEMA, SPAN_SCHEMA
+from datasets.run_schema import (
+    MAX_COST_CENTS,
+    MAX_ID_LENGTH,
+    MAX_LATENCY_MS,
+    MAX_SPANS_PER_RUN,
+    RUN_SCHEMA,
+    SPAN_SCHEMA,
+)
 
 _RUN_KEYS = frozenset(RUN_SCHEMA["properties"])
 _SPAN_KEYS = frozenset(SPAN_SCHEMA["properties"])

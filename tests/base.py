@@ -6,8 +6,10 @@ endpoint has a test where charlie's key asks for acme's data and gets a 404.
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from rest_framework.test import APIClient
 
 from evalsite.models import Project, Role
@@ -39,8 +41,17 @@ class Actors:
         return self.api(self.umbrella_key)
 
 
+@cache
+def _password_hash():
+    # A real hash of PASSWORD (servers started by the tests verify it), computed once:
+    # the hasher is slow on purpose, and every test creates four users.
+    return make_password(PASSWORD)
+
+
 def user_create(username, **extra):
-    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+    user = get_user_model()(username=username, password=_password_hash(), **extra)
+    user.save()
+    return user
 
 
 def actors_create():

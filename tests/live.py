@@ -114,7 +114,9 @@ def _wait_until(predicate, process, log_name, *, what, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"{what} exited with {process.returncode}; see {log_name}:\n{Path(log_name).read_text()[-3000:]}")
+            raise AssertionError(
+                f"{what} exited with {process.returncode}; see {log_name}:\n{Path(log_name).read_text()[-3000:]}"
+            )
         if predicate():
             return
         time.sleep(0.2)

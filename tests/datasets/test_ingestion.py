@@ -56,10 +56,16 @@ def test_it_names_every_bad_item_by_index_and_field(actors):
     errors = _post(actors, batch).json()["errors"]
     assert {"field": "traces[1].trace_id", "message": "must not be empty"} in errors
     assert {"field": "traces[1].ouput", "message": "is not a known field"} in errors
-    assert {"field": "traces[2].spans[0].kind", "message": "must be one of llm, tool, retrieval, agent, other"} in errors
+    assert {
+        "field": "traces[2].spans[0].kind",
+        "message": "must be one of llm, tool, retrieval, agent, other",
+    } in errors
     assert {"field": "traces[2].spans[0].latency_ms", "message": "must be at least 0"} in errors
     assert {"field": "traces[3].started_at", "message": "is not an RFC 3339 timestamp: 'yesterday'"} in errors
-    assert {"field": "traces[3].ended_at", "message": "has no timezone: '2026-11-30T09:00:00' (add Z or an offset)"} in errors
+    assert {
+        "field": "traces[3].ended_at",
+        "message": "has no timezone: '2026-11-30T09:00:00' (add Z or an offset)",
+    } in errors
     assert len(errors) == 6
 
 

@@ -19,7 +19,11 @@ scalars = st.one_of(
     st.text(min_size=99, max_size=101),
     st.text(min_size=199, max_size=201),
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _object(keys, known):
@@ -27,9 +31,13 @@ def _object(keys, known):
 
 
 span_values = st.one_of(values, st.sampled_from(SPAN_SCHEMA["properties"]["kind"]["enum"] + ["ok", "error", "robot"]))
-spans = st.dictionaries(st.sampled_from(sorted(SPAN_SCHEMA["properties"]) + ["span_id", "bogus"]), span_values, max_size=8)
+spans = st.dictionaries(
+    st.sampled_from(sorted(SPAN_SCHEMA["properties"]) + ["span_id", "bogus"]), span_values, max_size=8
+)
 run_values = st.one_of(values, st.sampled_from(["ok", "error", "fine"]), st.lists(spans, max_size=3))
-runs = st.dictionaries(st.sampled_from(sorted(RUN_SCHEMA["properties"]) + ["trace_id", "ouput"]), run_values, max_size=10)
+runs = st.dictionaries(
+    st.sampled_from(sorted(RUN_SCHEMA["properties"]) + ["trace_id", "ouput"]), run_values, max_size=10
+)
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))

@@ -23,7 +23,10 @@ def _limit(project, per_minute):
 def test_a_request_over_the_quota_gets_429_with_retry_after_and_writes_nothing(actors):
     _limit(actors.acme, 5)
     api = actors.api()
-    assert api.post("/v1/api/traces", {"traces": [run_payload(f"a{i}") for i in range(3)]}, format="json").status_code == 201
+    assert (
+        api.post("/v1/api/traces", {"traces": [run_payload(f"a{i}") for i in range(3)]}, format="json").status_code
+        == 201
+    )
     response = api.post("/v1/api/traces", {"traces": [run_payload(f"b{i}") for i in range(3)]}, format="json")
     assert response.status_code == 429
     assert response["Content-Type"] == "application/problem+json"
@@ -31,7 +34,10 @@ def test_a_request_over_the_quota_gets_429_with_retry_after_and_writes_nothing(a
     assert "quota of 5 per minute" in response.json()["detail"]
     assert Trace.objects.filter(project=actors.acme).count() == 3
     # What still fits goes through.
-    assert api.post("/v1/api/traces", {"traces": [run_payload(f"c{i}") for i in range(2)]}, format="json").status_code == 201
+    assert (
+        api.post("/v1/api/traces", {"traces": [run_payload(f"c{i}") for i in range(2)]}, format="json").status_code
+        == 201
+    )
     assert quota_remaining(project=actors.acme) == 0
 
 
@@ -45,7 +51,12 @@ def test_retries_of_stored_runs_do_not_count(actors):
 
 def test_zero_means_no_ceiling(actors):
     _limit(actors.acme, 0)
-    assert actors.api().post("/v1/api/traces", {"traces": [run_payload(f"n{i}") for i in range(40)]}, format="json").status_code == 201
+    assert (
+        actors.api()
+        .post("/v1/api/traces", {"traces": [run_payload(f"n{i}") for i in range(40)]}, format="json")
+        .status_code
+        == 201
+    )
     assert not QuotaWindow.objects.exists()
 
 

@@ -29,9 +29,17 @@ def test_it_refuses_an_integer_out_of_range_naming_the_variable(monkeypatch):
 
 
 def test_it_parses_a_postgresql_url():
-    db = database_from_url("DATABASE_URL", "postgres://ana:s%40cret@db.example:6543/evals?sslmode=require", sqlite_default=None)
+    db = database_from_url(
+        "DATABASE_URL", "postgres://ana:s%40cret@db.example:6543/evals?sslmode=require", sqlite_default=None
+    )
     assert db["ENGINE"] == "django.db.backends.postgresql"
-    assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == ("ana", "s@cret", "db.example", "6543", "evals")
+    assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
+        "ana",
+        "s@cret",
+        "db.example",
+        "6543",
+        "evals",
+    )
     assert db["OPTIONS"] == {"sslmode": "require"}
 
 

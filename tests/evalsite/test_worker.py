@@ -10,7 +10,9 @@ from tests.live import celery_worker, wait_for
 def test_a_real_worker_runs_a_task_and_its_result_reaches_the_database(transactional_db):
     with celery_worker() as (queue, _process):
         heartbeat.apply_async(queue=queue)
-        beat = wait_for(lambda: Heartbeat.objects.filter(hostname__startswith=queue).first(), timeout=90, what="heartbeat")
+        beat = wait_for(
+            lambda: Heartbeat.objects.filter(hostname__startswith=queue).first(), timeout=90, what="heartbeat"
+        )
     assert beat.seen_at is not None
 
 
