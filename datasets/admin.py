@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.urls import reverse
 
 from datasets.models import CaseRevision, Dataset, GoldenCase, Span, Trace
 
@@ -56,11 +57,32 @@ class DatasetAdmin(admin.ModelAdmin):
     list_filter = ["project", "archived"]
     search_fields = ["name"]
 
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a dataset would delete its curated cases and their history: archive it instead.
+        return False
+
 
 @admin.register(GoldenCase)
 class GoldenCaseAdmin(admin.ModelAdmin):
+    """Read-only: a case changes only through the curation services, which write its revision.
+
+    Reviewers edit and archive cases on the case page (``view on site``) or the API.
+    """
+
     list_display = ["name", "dataset", "status", "version", "source_trace_id", "updated_at"]
     list_filter = ["status", "dataset__project", "dataset"]
     search_fields = ["name", "source_trace_id"]
-    raw_id_fields = ["source_run"]
+    list_select_related = ["dataset"]
     inlines = [CaseRevisionInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def view_on_site(self, obj):
+        return reverse("case", kwargs={"slug": obj.dataset.project.slug, "case_id": obj.pk})

@@ -9,10 +9,11 @@ from rest_framework.views import APIView
 from datasets.ingestion import traces_ingest
 from datasets.models import RunStatus, Span, Trace
 from datasets.run_schema import request_schema
-from datasets.selectors import spans_in_tree_order, trace_get, trace_list
+from datasets.selectors import spans_in_tree_order, trace_get, trace_list, trace_scores
 from evalsite.auth import request_project
 from evalsite.openapi import problem_responses
 from evalsite.rest import NewestFirstCursorPagination
+from scoring.models import Abstention, Score
 
 
 class SpanOut(serializers.ModelSerializer):
@@ -41,14 +42,46 @@ class TraceOut(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
+class RunScoreOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+    source = serializers.CharField(help_text="builtin, judge or human.")
+
+    class Meta:
+        model = Score
+        fields = [
+            "scorer", "scorer_version", "value", "passed", "reason", "detail", "config", "source", "experiment",
+            "stale", "created_at",
+        ]  # fmt: skip
+
+
+class RunAbstentionOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+
+    class Meta:
+        model = Abstention
+        fields = ["scorer", "scorer_version", "kind", "reason", "detail", "experiment", "created_at", "reviewed_at"]
+
+
 class TraceDetailOut(TraceOut):
     spans = serializers.SerializerMethodField()
+    scores = RunScoreOut(source="scores_list", many=True, read_only=True, help_text="The run's scores, by scorer.")
+    abstentions = RunAbstentionOut(
+        source="abstentions_list",
+        many=True,
+        read_only=True,
+        help_text="Scorers that could not answer for this run, and why (newest first).",
+    )
 
     class Meta(TraceOut.Meta):
-        fields = TraceOut.Meta.fields + ["spans"]
+        fields = TraceOut.Meta.fields + ["spans", "scores", "abstentions"]
 
     def get_spans(self, trace) -> list[dict]:
         return SpanOut(spans_in_tree_order(trace), many=True).data
+
+    def to_representation(self, trace):
+        # Read once here, so each list costs one query however many scores it holds.
+        trace.scores_list, trace.abstentions_list = trace_scores(trace)
+        return super().to_representation(trace)
 
 
 class TraceFilters(serializers.Serializer):
@@ -57,6 +90,12 @@ class TraceFilters(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
     to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
     text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")
+    scorer_failed = serializers.CharField(
+        required=False, max_length=100, help_text="Runs with a failed score of this scorer id, or of any with 'any'."
+    )
+    scorer_abstained = serializers.CharField(
+        required=False, max_length=100, help_text="Runs where this scorer id (or 'any') abstained."
+    )
 
     def get_fields(self):
         # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
@@ -123,6 +162,8 @@ class TraceCollection(APIView):
             started_from=f.get("from"),
             started_to=f.get("to"),
             text=f.get("text"),
+            scorer_failed=f.get("scorer_failed"),
+            scorer_abstained=f.get("scorer_abstained"),
         )
         paginator = TracePagination()
         page = paginator.paginate_queryset(traces, request, view=self)
@@ -132,7 +173,7 @@ class TraceCollection(APIView):
 class TraceDetail(APIView):
     @extend_schema(
         operation_id="traces_retrieve",
-        summary="One run with its spans in tree order",
+        summary="One run with its spans in tree order, its scores and abstentions",
         responses={200: TraceDetailOut, **problem_responses(401, 404)},
     )
     def get(self, request, trace_id):

@@ -18,7 +18,9 @@ def test_it_lists_runs_newest_first_with_cursor_pages(actors):
 
 
 def test_it_filters_runs(actors):
-    trace_create(actors.acme, "a", experiment="v1", status="ok", started_at="2026-11-01T00:00:00Z", output="room Focus booked")
+    trace_create(
+        actors.acme, "a", experiment="v1", status="ok", started_at="2026-11-01T00:00:00Z", output="room Focus booked"
+    )
     trace_create(actors.acme, "b", experiment="v2", status="error", started_at="2026-11-15T00:00:00Z")
     trace_create(actors.acme, "c", experiment="v2", status="ok", started_at="2026-11-30T00:00:00Z")
     api = actors.api()
@@ -60,14 +62,37 @@ def test_the_list_costs_a_fixed_number_of_queries(actors):
 
 def test_it_shows_one_run_with_its_spans_in_tree_order(actors):
     spans = [
-        {"span_id": "tool-2", "parent_id": "agent", "kind": "tool", "name": "book_room", "started_at": "2026-11-30T10:00:02Z"},
+        {
+            "span_id": "tool-2",
+            "parent_id": "agent",
+            "kind": "tool",
+            "name": "book_room",
+            "started_at": "2026-11-30T10:00:02Z",
+        },
         {"span_id": "agent", "kind": "agent", "name": "reservo", "started_at": "2026-11-30T10:00:00Z"},
-        {"span_id": "tool-1", "parent_id": "agent", "kind": "tool", "name": "quote_room", "started_at": "2026-11-30T10:00:01Z"},
-        {"span_id": "llm", "parent_id": "tool-1", "kind": "llm", "name": "model", "started_at": "2026-11-30T10:00:01.5Z"},
+        {
+            "span_id": "tool-1",
+            "parent_id": "agent",
+            "kind": "tool",
+            "name": "quote_room",
+            "started_at": "2026-11-30T10:00:01Z",
+        },
+        {
+            "span_id": "llm",
+            "parent_id": "tool-1",
+            "kind": "llm",
+            "name": "model",
+            "started_at": "2026-11-30T10:00:01.5Z",
+        },
     ]
     trace_create(actors.acme, "tree", spans=spans)
     body = actors.api().get("/v1/api/traces/tree").json()
-    assert [(s["span_id"], s["depth"]) for s in body["spans"]] == [("agent", 0), ("tool-1", 1), ("llm", 2), ("tool-2", 1)]
+    assert [(s["span_id"], s["depth"]) for s in body["spans"]] == [
+        ("agent", 0),
+        ("tool-1", 1),
+        ("llm", 2),
+        ("tool-2", 1),
+    ]
     assert body["spans"][1]["parent_id"] == "agent"
 
 

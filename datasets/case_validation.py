@@ -1,0 +1,260 @@
+"""The rules a dataset's and a golden case's fields obey, shared by every door.
+
+The API, the browser pages and JSONL import all hand raw values to the services,
+which check them here, so a case is held to the same rules however it arrives.
+Checks return ``(clean, errors)``: ``errors`` is a list of ``{field, message}`` with
+the field's path (``expectations.tool_match``, ``expectations.expected_tools[0]``);
+``*_clean`` variants raise ``Invalid`` instead. Unknown keys are errors, never
+silently dropped: a typo such as ``expected_tool`` names itself.
+
+Expectations are validated against the published schema
+(``datasets.expectations.EXPECTATIONS_SCHEMA``, JSON Schema draft 7). A JSON Schema
+given as an expectation (``tool_output_schema``, ``output_schema``) must itself be a
+valid schema, read with the draft it names, as the scorers will read it.
+"""
+
+import difflib
+import re
+
+from jsonschema import Draft7Validator
+
+from datasets.expectations import EXPECTATIONS_SCHEMA
+from datasets.models import CaseStatus
+from evalsite.errors import Invalid
+from scoring.scorers.schemas import schema_problems
+
+CASE_NAME_MAX = 200
+NOTES_MAX = 20_000
+DESCRIPTION_MAX = 10_000
+TRACE_ID_MAX = 200
+JSON_MAX_DEPTH = 64
+DATASET_NAME_MAX = 100
+DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MESSAGE_CHARS = 300
+
+# What a case carries, in the order JSONL lines and exports list it.
+CASE_FIELDS = ("name", "input", "expected_output", "expectations", "status", "notes", "metadata", "source_trace_id")
+# What an edit may change: where a case came from is history, not an editable field.
+CASE_EDITABLE_FIELDS = ("name", "input", "expected_output", "expectations", "status", "notes", "metadata")
+CASE_DEFAULTS = {
+    "input": None,
+    "expected_output": None,
+    "expectations": {},
+    "status": CaseStatus.ACTIVE.value,
+    "notes": "",
+    "metadata": {},
+    "source_trace_id": None,
+}
+DATASET_FIELDS = ("name", "description")
+
+_expectations_validator = Draft7Validator(EXPECTATIONS_SCHEMA)
+EXPECTATION_KEYS = tuple(EXPECTATIONS_SCHEMA["properties"])
+_SCHEMA_VALUED = ("tool_output_schema", "output_schema")
+
+
+def json_value_problem(value):
+    """Why a JSON value cannot be stored, or None: PostgreSQL refuses the NUL character in
+    text and in jsonb, and a value nested deeper than ``JSON_MAX_DEPTH`` is refused
+    before anything recursive (comparison, schema checks) reads it."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "must not contain the NUL character (\\u0000)"
+        elif isinstance(item, dict | list):
+            if depth > JSON_MAX_DEPTH:
+                return f"is nested too deeply (more than {JSON_MAX_DEPTH} levels)"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def field_path(prefix, parts):
+    """``prefix`` followed by a JSON path: ``expectations.required_span.kind``, ``x.tools[0]``."""
+    path = prefix
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path
+
+
+def unknown_key_message(key, known, *, what="field"):
+    message = f"is not a known {what}"
+    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    if close:
+        message += f"; did you mean {close[0]!r}?"
+    return message
+
+
+def expectations_check(value, *, field="expectations"):
+    """``(expectations, errors)``; ``None`` stands for no expectations (``{}``)."""
+    if value is None:
+        return {}, []
+    if not isinstance(value, dict):
+        return value, [{"field": field, "message": "must be a JSON object (see GET /v1/api/schemas/expectations)"}]
+    problem = json_value_problem(value)
+    if problem:
+        return value, [{"field": field, "message": problem}]
+    errors = []
+    for error in sorted(_expectations_validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+        if error.validator == "additionalProperties":
+            known = list(error.schema.get("properties", {}))
+            extra = [k for k in error.instance if k not in known]
+            what = "expectation" if not error.absolute_path else "field"
+            for key in extra:
+                errors.append(
+                    {
+                        "field": field_path(field, [*error.absolute_path, key]),
+                        "message": unknown_key_message(key, known, what=what)
+                        + (" (see GET /v1/api/schemas/expectations)" if what == "expectation" else ""),
+                    }
+                )
+            continue
+        errors.append({"field": field_path(field, error.absolute_path), "message": error.message[:_MESSAGE_CHARS]})
+    if not errors:
+        for key in _SCHEMA_VALUED:
+            if key in value:
+                errors.extend(
+                    {"field": f"{field}.{key}", "message": f"is not a valid JSON Schema: {problem}"}
+                    for problem in _schema_problems(value[key])
+                )
+    return value, errors
+
+
+def _schema_problems(schema):
+    # The draft is looked up by "$schema", which must therefore be a string.
+    if isinstance(schema, dict) and "$schema" in schema and not isinstance(schema["$schema"], str):
+        return ["$schema must be a string naming a JSON Schema draft"]
+    try:
+        return schema_problems(schema)
+    except RecursionError:
+        return ["the schema is nested too deeply to be checked"]
+
+
+def _text(value, field, *, maximum, required, single_line):
+    if not isinstance(value, str):
+        return value, [{"field": field, "message": "must be a string"}]
+    if "\x00" in value:
+        return value, [{"field": field, "message": "must not contain the NUL character (\\u0000)"}]
+    value = value.strip()
+    if required and not value:
+        return value, [{"field": field, "message": "must not be empty"}]
+    if len(value) > maximum:
+        return value, [{"field": field, "message": f"must be at most {maximum} characters (got {len(value)})"}]
+    if single_line and _CONTROL.search(value):
+        return value, [{"field": field, "message": "must not contain line breaks or control characters"}]
+    return value, []
+
+
+def case_name_check(value, field="name"):
+    return _text(value, field, maximum=CASE_NAME_MAX, required=True, single_line=True)
+
+
+def _any_json(value, field):
+    problem = json_value_problem(value)
+    return value, [{"field": field, "message": problem}] if problem else []
+
+
+def _notes(value, field):
+    if value is None:
+        return "", []
+    if not isinstance(value, str):
+        return value, [{"field": field, "message": "must be a string"}]
+    if "\x00" in value:
+        return value, [{"field": field, "message": "must not contain the NUL character (\\u0000)"}]
+    if len(value) > NOTES_MAX:
+        return value, [{"field": field, "message": f"must be at most {NOTES_MAX} characters (got {len(value)})"}]
+    return value, []
+
+
+def _metadata(value, field):
+    if value is None:
+        return {}, []
+    if not isinstance(value, dict):
+        return value, [{"field": field, "message": "must be a JSON object"}]
+    return _any_json(value, field)
+
+
+def _status(value, field):
+    if value not in CaseStatus.values:
+        return value, [{"field": field, "message": "must be one of " + ", ".join(CaseStatus.values)}]
+    return value, []
+
+
+def _source_trace_id(value, field):
+    if value is None:
+        return None, []
+    return _text(value, field, maximum=TRACE_ID_MAX, required=True, single_line=False)
+
+
+def _expectations(value, field):
+    return expectations_check(value, field=field)
+
+
+_CASE_CHECKS = {
+    "name": case_name_check,
+    "input": _any_json,
+    "expected_output": _any_json,
+    "expectations": _expectations,
+    "status": _status,
+    "notes": _notes,
+    "metadata": _metadata,
+    "source_trace_id": _source_trace_id,
+}
+
+
+def case_fields_check(data, *, allowed=CASE_FIELDS, required=("name",)):
+    """``(clean, errors)`` for the case fields in ``data``; only keys present are returned."""
+    if not isinstance(data, dict):
+        return {}, [{"field": None, "message": "must be a JSON object"}]
+    errors = [{"field": str(key), "message": unknown_key_message(key, allowed)} for key in data if key not in allowed]
+    clean = {}
+    for key in allowed:
+        if key in data:
+            value, problems = _CASE_CHECKS[key](data[key], key)
+            clean[key] = value
+            errors.extend(problems)
+        elif key in required:
+            errors.append({"field": key, "message": "is required"})
+    return clean, errors
+
+
+def case_fields_clean(data, *, allowed=CASE_FIELDS, required=("name",), detail="The case has invalid fields."):
+    clean, errors = case_fields_check(data, allowed=allowed, required=required)
+    if errors:
+        raise Invalid(detail + " Nothing was written.", errors=errors)
+    return clean
+
+
+def dataset_fields_clean(data):
+    """The fields of a new dataset: a ``name`` (letters, digits, ``-`` and ``_``) and a description."""
+    if not isinstance(data, dict):
+        raise Invalid("The body must be a JSON object.", errors=[{"field": None, "message": "must be a JSON object"}])
+    errors = [
+        {"field": str(k), "message": unknown_key_message(k, DATASET_FIELDS)} for k in data if k not in DATASET_FIELDS
+    ]
+    name = data.get("name")
+    if "name" not in data:
+        errors.append({"field": "name", "message": "is required"})
+    elif not isinstance(name, str):
+        errors.append({"field": "name", "message": "must be a string"})
+    else:
+        name = name.strip()
+        if not DATASET_NAME_PATTERN.match(name):
+            errors.append({"field": "name", "message": "must be letters, digits, '-' or '_' (no spaces), e.g. reservo"})
+        elif len(name) > DATASET_NAME_MAX:
+            errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
+    description, problems = _text(
+        data.get("description") or "", "description", maximum=DESCRIPTION_MAX, required=False, single_line=False
+    )
+    errors.extend(problems)
+    if errors:
+        raise Invalid("The dataset has invalid fields. Nothing was written.", errors=errors)
+    return {"name": name, "description": description}

@@ -1,0 +1,67 @@
+"""Browser tests: Playwright driving Debian's Chromium against a live server.
+
+The live server is pytest-django's ``live_server`` (a threaded server in this process,
+on the test database; it implies ``transactional_db``). Chromium is the system one at
+``/usr/bin/chromium`` (``.ci/run`` installs it when missing): Playwright's own browser
+download is not used. A missing Chromium fails the tests with a message saying how to
+install it; they are never skipped silently. Screenshots go to ``VAR_DIR/artifacts``.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.base import PASSWORD
+
+CHROMIUM = Path(os.environ.get("EVALSITE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def artifacts_dir():
+    path = Path(settings.VAR_DIR) / "artifacts"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def page(live_server, monkeypatch):
+    """A fresh Chromium page; ``page.base_url`` is the live server's URL."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}: the browser tests need it. "
+            "Install it with `apt-get install -y chromium chromium-driver` (.ci/run does this)."
+        )
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an asyncio loop on this thread; Django's ORM refuses
+    # to run beside a loop unless told it is safe, which it is here (the test itself
+    # is synchronous and the live server answers on its own threads).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+def log_in(page, username, next_path="/"):
+    page.goto(f"/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"**{next_path}")
