@@ -7,7 +7,13 @@ already in the column's database form (see ``datetime_adapter`` and ``db_json``)
 
 ``ids_allocate`` hands out primary keys before the rows are written, so children
 (spans of a run) can be written in the same pass as their parents.
+``rows_insert_new`` writes only the rows that do not collide with a unique constraint
+and says how many it wrote, so a retried batch inserts nothing twice.
+``rows_select_by_ids`` reads the rows of a batch of ids as one index lookup per id;
+``rows_lock`` locks a batch of rows for the rest of the transaction.
 """
+
+import hashlib
 
 import orjson
 from django.db import connection
@@ -31,6 +37,88 @@ def rows_insert(table, columns, rows):
         else:
             placeholders = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {quoted_table} ({column_list}) VALUES ({placeholders})", rows)
+
+
+def rows_insert_new(table, columns, rows, *, unique):
+    """Insert the ``rows`` whose ``unique`` columns match no stored row of ``table``; return how many.
+
+    ``unique`` names the columns of a unique constraint of ``table`` (the conflict
+    target: the one index checked for a conflict). PostgreSQL: ``COPY`` into a
+    temporary staging table, then one ``INSERT ... SELECT ... ON CONFLICT (unique) DO
+    NOTHING`` (``COPY`` itself cannot skip conflicts). Other databases: ``executemany``
+    of the same ``INSERT``. Must run in a transaction. Two transactions inserting
+    overlapping rows in different orders can deadlock on the unique index: callers
+    that may overlap serialize themselves first (the scoring writer locks the runs it
+    writes for).
+    """
+    if not rows:
+        return 0
+    q = connection.ops.quote_name
+    column_list = ", ".join(q(c) for c in columns)
+    conflict = f"ON CONFLICT ({', '.join(q(c) for c in unique)}) DO NOTHING"
+    with connection.cursor() as cursor:
+        if not is_postgresql():
+            placeholders = ", ".join(["%s"] * len(columns))
+            cursor.executemany(f"INSERT INTO {q(table)} ({column_list}) VALUES ({placeholders}) {conflict}", rows)
+            return cursor.rowcount
+        # One staging table per (table, columns) and connection, emptied at every commit.
+        staging = q(f"_staging_{table}_{hashlib.sha1(column_list.encode()).hexdigest()[:8]}")
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS "
+            f"SELECT {column_list} FROM {q(table)} WITH NO DATA"
+        )
+        with cursor.cursor.copy(f"COPY {staging} ({column_list}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute(f"INSERT INTO {q(table)} ({column_list}) SELECT {column_list} FROM {staging} {conflict}")
+        inserted = cursor.rowcount
+        cursor.execute(f"TRUNCATE {staging}")
+        return inserted
+
+
+def rows_select_by_ids(sql, ids, params=()):
+    """Run ``sql`` for a batch of integer ``ids``; returns the rows (a list of tuples).
+
+    ``sql`` is a query whose ``WHERE`` names the id column followed by ``{ids}``
+    (``... WHERE trace_id {ids} AND x = %s``), before any other placeholder;
+    ``params`` are its other parameters. On
+    PostgreSQL it runs laterally for each id of ``unnest(ids)``, so the plan is one
+    index lookup per id whatever the table's statistics say (a table that a large pass
+    is filling has none yet, and the planner would read it whole for every batch).
+    Other databases: ``IN (...)``. A query with ``GROUP BY`` the id column works on both.
+    """
+    if not ids:
+        return []
+    with connection.cursor() as cursor:
+        if is_postgresql():
+            # OFFSET 0 keeps the planner from flattening the lateral query into a hash
+            # join over the whole table, which is what it does when it has no statistics.
+            inner = sql.replace("{ids}", "= _ids.id") + " OFFSET 0"
+            cursor.execute(
+                f"SELECT _rows.* FROM unnest(%s::bigint[]) AS _ids(id) CROSS JOIN LATERAL ({inner}) AS _rows",
+                [list(ids), *params],
+            )
+        else:
+            cursor.execute(sql.replace("{ids}", f"IN ({', '.join(['%s'] * len(ids))})"), [*ids, *params])
+        return cursor.fetchall()
+
+
+def rows_lock(table, ids):
+    """Lock the rows of ``table`` with these primary keys until the transaction ends; returns the ids found.
+
+    PostgreSQL: ``SELECT ... FOR NO KEY UPDATE`` in primary-key order (so two lockers
+    of overlapping sets cannot deadlock); it does not block inserts of rows that refer
+    to them. SQLite: an IMMEDIATE transaction already holds the database's write lock,
+    so this only reads which ids exist. Must run in a transaction.
+    """
+    if not ids:
+        return []
+    q = connection.ops.quote_name
+    placeholders = ", ".join(["%s"] * len(ids))
+    lock = " FOR NO KEY UPDATE" if is_postgresql() else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {q(table)} WHERE id IN ({placeholders}) ORDER BY id{lock}", list(ids))
+        return [row[0] for row in cursor.fetchall()]
 
 
 def ids_allocate(model, count):

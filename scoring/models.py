@@ -1,4 +1,4 @@
-"""Scores, abstentions and the scoring passes that write them."""
+"""Scores, abstentions and skips, and the scoring passes (split in chunks) that write them."""
 
 from django.conf import settings
 from django.db import models
@@ -18,10 +18,21 @@ class Score(models.Model):
     Unique on (trace, scorer, scorer_version, config_hash): re-running a pass inserts
     only what is missing. ``experiment`` and ``case`` are copied from the run so that
     comparisons and the gate aggregate scores without joining runs.
+
+    Scores are the largest table, written in bulk by one writer (``scoring.writer``)
+    while it holds a lock on each run it writes for. The columns copied from the run
+    or the pass (project, experiment, case, pass) carry no database constraint and no
+    index of their own: the referential check of each one costs about as much as
+    inserting the row, and nothing reads scores by them alone. Django still applies
+    their ``on_delete`` when those rows are deleted through the ORM. The run itself
+    keeps its foreign key: a score never outlives its run.
     """
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    trace = models.ForeignKey("datasets.Trace", on_delete=models.CASCADE, related_name="scores")
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    # Indexed by the unique constraint below, which starts with it.
+    trace = models.ForeignKey("datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False)
     scorer = models.CharField(max_length=100)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
@@ -33,11 +44,34 @@ class Score(models.Model):
     reason = models.TextField(blank=True, default="")
     detail = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=10, choices=ScoreSource.choices, default=ScoreSource.BUILTIN)
+    # Indexed by score_experiment_scorer below.
     experiment = models.ForeignKey(
-        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "experiments.Experiment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
     )
-    case = models.ForeignKey("datasets.GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    scoring_pass = models.ForeignKey("ScoringPass", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    case = models.ForeignKey(
+        "datasets.GoldenCase",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    scoring_pass = models.ForeignKey(
+        "ScoringPass",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
     # Set when the run changed after scoring (a late span arrived); a re-score replaces it.
     stale = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -54,28 +88,78 @@ class Score(models.Model):
             models.Index(fields=["experiment", "scorer"], name="score_experiment_scorer"),
         ]
 
+    def __str__(self):
+        return f"{self.scorer}={self.value:g}"
+
+
+class AbstentionKind(models.TextChoices):
+    # The scorer looked at the run and could not measure it (no expected answer, the
+    # target tool was not called, the judge answered in prose...).
+    ABSTAINED = "abstained"
+    # The pass did not write a score it computed, or did not run the scorer at all:
+    # over the quota, out of time, the run changed while it was scored.
+    SKIPPED = "skipped"
+
 
 class Abstention(models.Model):
-    """A scorer that could not answer for a run, and why. Never a zero, never dropped."""
+    """A scorer that gave no score for a run in a pass, and why. Never a zero, never dropped.
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    Unique per (pass, run, scorer, scorer version, config): a chunk processed twice
+    records each one once. A later pass over the same run records its own.
+    """
+
+    # As on Score, the copied columns carry no database constraint (Django applies on_delete).
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     trace = models.ForeignKey("datasets.Trace", on_delete=models.CASCADE, related_name="abstentions")
     scorer = models.CharField(max_length=100)
     scorer_version = models.CharField(max_length=200, default="1")
     config_hash = models.CharField(max_length=64, blank=True, default="")
+    kind = models.CharField(max_length=10, choices=AbstentionKind.choices, default=AbstentionKind.ABSTAINED)
     reason = models.CharField(max_length=50)
     detail = models.JSONField(default=dict, blank=True)
+    # Comparisons count an experiment's abstentions: indexed.
     experiment = models.ForeignKey(
-        "experiments.Experiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "experiments.Experiment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
-    case = models.ForeignKey("datasets.GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    scoring_pass = models.ForeignKey("ScoringPass", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    case = models.ForeignKey(
+        "datasets.GoldenCase",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    # Indexed by abstention_unique_pass_run_scorer, which starts with it.
+    scoring_pass = models.ForeignKey(
+        "ScoringPass",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="abstentions",
+        db_constraint=False,
+        db_index=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scoring_pass", "trace", "scorer", "scorer_version", "config_hash"],
+                name="abstention_unique_pass_run_scorer",
+            ),
+        ]
         indexes = [models.Index(fields=["project", "-created_at"], name="abstention_project_newest")]
+
+    def __str__(self):
+        return f"{self.scorer}: {self.reason}"
 
 
 class PassStatus(models.TextChoices):
@@ -86,17 +170,34 @@ class PassStatus(models.TextChoices):
 
 
 class ScoringPass(models.Model):
+    """Scorers run over a selection of runs, synchronously (``POST /score``) or by workers.
+
+    Counters: ``total`` runs selected, ``done`` runs finished, ``written`` scores
+    written, ``skipped`` abstentions and skips recorded, ``existing`` scores that were
+    already stored and left alone. A worker pass adds to them only when a chunk is
+    marked done (by compare-and-set), so a redelivered chunk never counts twice.
+    """
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="scoring_passes")
     scorers = models.JSONField(default=list)
     config = models.JSONField(default=dict, blank=True)
-    # {trace_ids | from | limit | experiment}, as requested.
+    # {trace_ids | from | limit | experiment}, as requested, plus "until": runs
+    # ingested after the pass was requested are not part of it.
     selection = models.JSONField(default=dict, blank=True)
     dry_run = models.BooleanField(default=False)
+    # False for POST /score, which runs in the request and is done when it answers.
+    background = models.BooleanField(default=True)
     status = models.CharField(max_length=10, choices=PassStatus.choices, default=PassStatus.QUEUED)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     written = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
+    existing = models.PositiveIntegerField(default=0)
+    # How the work is split: runs per chunk, and the Celery queue its tasks go to.
+    chunk_runs = models.PositiveIntegerField(default=1000)
+    queue = models.CharField(max_length=200, blank=True, default="")
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     requested_by_key = models.ForeignKey(
         "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -104,8 +205,82 @@ class ScoringPass(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Last time a chunk was claimed or finished: a pass that shows none for a lease
+    # period has lost a task message, and the sweeper sends its chunks again.
+    progressed_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "scoring passes"
+        indexes = [
+            # The sweeper reads the unfinished passes; the pass list reads a project's newest.
+            models.Index(fields=["status", "progressed_at"], name="pass_status_progressed"),
+            models.Index(fields=["project", "-created_at"], name="pass_project_newest"),
+        ]
+
+    def __str__(self):
+        return f"pass {self.pk} ({self.status})"
+
+    @property
+    def finished(self):
+        return self.status in (PassStatus.DONE, PassStatus.FAILED)
+
+    @property
+    def progress(self):
+        """Fraction of the selected runs finished (1.0 for a finished or empty pass)."""
+        if self.status == PassStatus.DONE or not self.total:
+            return 1.0 if self.status == PassStatus.DONE else 0.0
+        return min(1.0, self.done / self.total)
+
+
+class ChunkStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ScoringChunk(models.Model):
+    """A slice of a pass's runs that one worker takes at a time.
+
+    A worker claims a chunk by compare-and-set (queued, or running with an expired
+    lease, or already held by the same task message) and marks it done by
+    compare-and-set on its claim ``token``; a claim that is not renewed within the
+    lease is presumed lost with its worker, and the chunk is taken again.
+    """
+
+    scoring_pass = models.ForeignKey(ScoringPass, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    # Primary keys of the chunk's runs, in the pass's order (newest first).
+    trace_pks = models.JSONField(default=list)
+    runs = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.QUEUED)
+    # The task id of the claim; the same message redelivered may take its chunk back.
+    token = models.CharField(max_length=64, blank=True, default="")
+    # host:pid of the worker process that holds (or last held) the claim.
+    claimed_by = models.CharField(max_length=255, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Counted in the transaction that writes the rows they count.
+    written = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    existing = models.PositiveIntegerField(default=0)
+    # A dry run writes nothing, so what it would have written is kept here (capped).
+    report = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["scoring_pass", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["scoring_pass", "ordinal"], name="chunk_unique_pass_ordinal"),
+        ]
+        indexes = [
+            # Finishing a chunk asks whether any of its pass's chunks is left.
+            models.Index(fields=["scoring_pass", "status"], name="chunk_pass_status"),
+        ]
+
+    def __str__(self):
+        return f"pass {self.scoring_pass_id} chunk {self.ordinal} ({self.status})"

@@ -28,6 +28,9 @@ def _validator(schema):
         key = None
     validator = _VALIDATORS.get(key) if key is not None else None
     if validator is None:
+        if isinstance(schema, dict) and not isinstance(schema.get("$schema", ""), str):
+            # validator_for reads $schema before anything is checked, and crashes on a non-string.
+            raise SchemaError(f"{schema['$schema']!r} is not of type 'string'", path=["$schema"])
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
         validator = cls(schema)

@@ -120,3 +120,10 @@ def test_it_targets_the_last_expected_tool_of_the_case_by_default():
 
 def test_it_abstains_on_an_invalid_schema():
     assert _check(_call("quote_room", GOOD), schema={"type": 5}).reason == "invalid_schema"
+
+
+def test_a_schema_whose_dollar_schema_is_not_a_string_is_invalid_not_a_crash():
+    from scoring.scorers.schemas import schema_problems
+
+    assert schema_problems({"$schema": 5}) == ["$[\"$schema\"]: 5 is not of type 'string'"]
+    assert _check(_call("quote_room", GOOD), schema={"$schema": 5}).reason == "invalid_schema"

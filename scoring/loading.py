@@ -1,0 +1,133 @@
+"""Load stored runs in bulk as the ``RunView``s scorers read.
+
+Three queries per batch whatever its size (runs, their spans, their cases), with the
+column values decoded by hand: going through model instances costs several times more
+than the scorers themselves on a large pass. Spans are in execution order (start time,
+spans without one last, then the order the client listed them); ``spans_version`` lets
+the writer notice a run that changed after it was loaded. A run linked to a case
+carries the case's ``expected_output`` and ``expectations`` and ``has_case=True``.
+"""
+
+from dataclasses import dataclass
+
+import orjson
+from django.db import connection
+
+from datasets.models import GoldenCase, Span, Trace
+from evalsite.bulk import rows_select_by_ids
+from experiments.models import Experiment
+from scoring.scorers import RunView, SpanView
+
+
+@dataclass(slots=True)
+class LoadedRun:
+    """A run as a pass handles it: the view scorers read, and what a score copies from it."""
+
+    pk: int
+    view: RunView
+    experiment_id: int | None
+    case_id: int | None
+    # (number of spans, highest span row id): any span added, replaced or removed
+    # since the run was loaded changes it (span row ids only grow).
+    spans_version: tuple
+
+    @property
+    def trace_id(self):
+        return self.view.trace_id
+
+
+def runs_load(trace_pks):
+    """The runs with these primary keys, in the order given; runs deleted meanwhile are left out."""
+    if not trace_pks:
+        return []
+    q = connection.ops.quote_name
+    traces = {
+        row[0]: row
+        for row in rows_select_by_ids(
+            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id "
+            f"FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
+            trace_pks,
+        )
+    }
+    rows = rows_select_by_ids(
+        f"SELECT trace_id, span_id, parent_span_id, kind, name, input, output, status, error, latency_ms, "
+        f"cost_cents, position, id, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
+        list(traces),
+    )
+    # Execution order: start time (spans without one last), then the client's order.
+    rows.sort(key=lambda r: (r[0], r[13] is None, r[13] or 0, r[11]))
+    spans, top_id = {}, {}
+    for row in rows:
+        if row[12] > top_id.get(row[0], 0):
+            top_id[row[0]] = row[12]
+        spans.setdefault(row[0], []).append(
+            SpanView(
+                span_id=row[1],
+                parent_id=row[2],
+                kind=row[3],
+                name=row[4],
+                input=_json(row[5]),
+                output=_json(row[6]),
+                status=row[7],
+                error=row[8],
+                latency_ms=row[9],
+                cost_cents=None if row[10] is None else float(row[10]),
+                position=row[11],
+            )
+        )
+    cases = _cases(row[9] for row in traces.values() if row[9] is not None)
+    loaded = []
+    for pk in trace_pks:
+        row = traces.get(pk)
+        if row is None:
+            continue
+        run_spans = tuple(spans.get(pk, ()))
+        case = cases.get(row[9])
+        loaded.append(
+            LoadedRun(
+                pk=pk,
+                view=RunView(
+                    trace_id=row[1],
+                    input=_json(row[2]),
+                    output=_json(row[3]),
+                    status=row[4],
+                    error=row[5],
+                    latency_ms=row[6],
+                    cost_cents=None if row[7] is None else float(row[7]),
+                    spans=run_spans,
+                    expected_output=case[0] if case else None,
+                    expectations=case[1] if case else {},
+                    has_case=case is not None,
+                ),
+                experiment_id=row[8],
+                case_id=row[9] if case else None,
+                spans_version=(len(run_spans), top_id.get(pk, 0)),
+            )
+        )
+    return loaded
+
+
+def experiment_names(runs):
+    """``{experiment id: name}`` of the experiments of ``runs`` (one query)."""
+    ids = {run.experiment_id for run in runs if run.experiment_id}
+    return dict(Experiment.objects.filter(pk__in=ids).values_list("pk", "name")) if ids else {}
+
+
+def _cases(case_pks):
+    wanted = set(case_pks)
+    if not wanted:
+        return {}
+    rows = GoldenCase.objects.filter(pk__in=wanted).values_list("pk", "expected_output", "expectations")
+    return {
+        pk: (expected, expectations if isinstance(expectations, dict) else {}) for pk, expected, expectations in rows
+    }
+
+
+def _json(value):
+    # JSON columns come back as text from both backends (Django's PostgreSQL backend
+    # does not let psycopg parse jsonb); SQL NULL is None.
+    if value is None:
+        return None
+    if isinstance(value, str | bytes):
+        return orjson.loads(value)
+    return value

@@ -1,0 +1,99 @@
+"""Outcomes of chosen scorers on chosen runs, computing only what is missing.
+
+``outcomes_ensure`` is how the gate gets its evidence: for each run of a case and each
+scorer the case is gated on, the stored score that matches the scorer's current config
+(the case's expectations), computed and written now when there is none (or when the
+stored one is stale). It loads, scores and writes through the same steps as a scoring
+pass (``scoring.loading``, ``scoring.engine``, ``scoring.writer``), so the same rules
+hold: a stale score is replaced, never duplicated; the quota is exact under
+concurrency; a score over the quota is not written and is reported abstained with
+reason ``quota``; every abstention is recorded.
+"""
+
+from django.db import transaction
+
+from scoring.catalog import scorers_available
+from scoring.engine import ScoringPlan, outcomes_compute
+from scoring.judging import judge_outcomes
+from scoring.loading import runs_load
+from scoring.models import Score
+from scoring.scorers import Result
+from scoring.writer import outcomes_write
+
+
+def outcomes_ensure(*, project, trace_pks, scorers_by_case):
+    """``({(trace_pk, scorer): outcome}, {trace_pk: [tool names]})`` for each case's run.
+
+    ``trace_pks`` maps case id -> the run's primary key; ``scorers_by_case`` maps case id
+    -> scorer ids. An outcome is ``{"status": passed|failed|abstained, "reason", "detail"}``.
+    """
+    runs = {run.pk: run for run in runs_load(sorted(set(trace_pks.values())))}
+    available = scorers_available(project=project)
+    outcomes, groups = {}, {}
+    for case_id, trace_pk in trace_pks.items():
+        run = runs.get(trace_pk)
+        if run is None:
+            continue
+        wanted = tuple(dict.fromkeys(scorers_by_case.get(case_id, ())))
+        for scorer_id in wanted:
+            if scorer_id not in available:
+                outcomes[(trace_pk, scorer_id)] = _abstained("unknown_scorer", {"message": f"no scorer {scorer_id!r}"})
+        groups.setdefault(tuple(s for s in wanted if s in available), []).append(run)
+
+    computed = []
+
+    def judged(outcome):  # a judge's answer is written as soon as it arrives
+        computed.append(outcome)
+        _write(project, [outcome], outcomes)
+
+    for scorer_ids, group in groups.items():
+        plan = ScoringPlan([available[s] for s in scorer_ids], {})
+        stored = _stored(plan.keys(group))
+        for (trace_pk, scorer_id, _, _), outcome in stored.items():
+            outcomes[(trace_pk, scorer_id)] = outcome
+        fresh, _ = outcomes_compute(plan, group, decided=dict.fromkeys(stored, True))
+        _write(project, fresh, outcomes)
+        computed.extend(fresh)
+        judge_outcomes(plan, group, decided=dict.fromkeys(stored, True), on_outcome=judged)
+    # Written meanwhile by a pass: read what it stored.
+    missing = [o.key for o in computed if (o.run.pk, o.scorer_id) not in outcomes]
+    for (trace_pk, scorer_id, _, _), outcome in _stored(missing).items():
+        outcomes[(trace_pk, scorer_id)] = outcome
+    tools = {pk: run.view.tool_names() for pk, run in runs.items()}
+    return outcomes, tools
+
+
+def _write(project, computed, outcomes):
+    if not computed:
+        return
+    with transaction.atomic():
+        runs = list({o.run.pk: o.run for o in computed}.values())
+        report = outcomes_write(project=project, pass_id=None, runs=runs, outcomes=computed)
+    for outcome in report.written:
+        outcomes[(outcome.run.pk, outcome.scorer_id)] = _measured(outcome.result)
+    for outcome in report.recorded:
+        outcomes[(outcome.run.pk, outcome.scorer_id)] = _abstained(outcome.result.reason, outcome.result.detail)
+
+
+def _stored(keys):
+    """``{key: outcome}`` of the stored, non-stale scores among ``keys``."""
+    keys = set(keys)
+    if not keys:
+        return {}
+    rows = Score.objects.filter(
+        trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}, stale=False
+    ).values_list("trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail")
+    found = {}
+    for trace_pk, scorer_id, version, digest, value, passed, reason, detail in rows:
+        key = (trace_pk, scorer_id, version, digest)
+        if key in keys:
+            found[key] = _measured(Result(value, passed, reason, detail))
+    return found
+
+
+def _measured(result):
+    return {"status": "passed" if result.passed else "failed", "reason": result.reason, "detail": result.detail}
+
+
+def _abstained(reason, detail):
+    return {"status": "abstained", "reason": reason, "detail": detail}

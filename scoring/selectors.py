@@ -1,0 +1,117 @@
+"""Reads of passes, scores and abstentions, always scoped to one project.
+
+A pass, score or abstention of another project is simply not found (404), like a
+missing one. Lists are ordered for stable paging; nothing here loads a table whole.
+"""
+
+from collections import Counter
+
+from django.db.models import Count
+
+from evalsite.errors import NotFound
+from scoring.models import Abstention, ScoringChunk, ScoringPass
+
+# Skips listed per page of a pass (the rest through ``skips_after``).
+PASS_SKIPS_PAGE = 100
+
+
+def pass_get(*, project, pass_id):
+    scoring_pass = ScoringPass.objects.filter(project=project, pk=pass_id).first()
+    if scoring_pass is None:
+        raise NotFound(f"No scoring pass {pass_id} in this project.")
+    return scoring_pass
+
+
+def pass_list(*, project):
+    """The project's passes, newest first (paginate the result)."""
+    return ScoringPass.objects.filter(project=project)
+
+
+def pass_skips(*, scoring_pass, after=None, limit=None):
+    """``(skips, more)``: up to ``limit`` (a page) skips of the pass after skip id ``after``, oldest first.
+
+    Each skip is ``{id, trace_id, scorer, kind, reason, detail}``. A dry run writes no
+    skips: its list is the sample its chunks kept.
+    """
+    limit = limit or PASS_SKIPS_PAGE
+    if scoring_pass.dry_run:
+        sample = []
+        for report in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("report", flat=True):
+            sample.extend((report or {}).get("skipped", []))
+            if len(sample) >= limit:
+                break
+        return sample[:limit], False
+    rows = (
+        Abstention.objects.filter(scoring_pass=scoring_pass)
+        .order_by("id")
+        .values("id", "trace__trace_id", "scorer", "kind", "reason", "detail")
+    )
+    if after is not None:
+        rows = rows.filter(id__gt=after)
+    rows = list(rows[: limit + 1])
+    skips = [
+        {
+            "id": r["id"],
+            "trace_id": r["trace__trace_id"],
+            "scorer": r["scorer"],
+            "kind": r["kind"],
+            "reason": r["reason"],
+            "detail": r["detail"],
+        }
+        for r in rows[:limit]
+    ]
+    return skips, len(rows) > limit
+
+
+def pass_skip_counts(*, scoring_pass):
+    """``{reason: count}`` of the pass's skips (a dry run: what its chunks counted)."""
+    if scoring_pass.dry_run:
+        counts = Counter()
+        for report in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("report", flat=True):
+            counts.update((report or {}).get("skipped_by_reason", {}))
+        return dict(sorted(counts.items()))
+    rows = (
+        Abstention.objects.filter(scoring_pass=scoring_pass)
+        .order_by("reason")
+        .values_list("reason")
+        .annotate(n=Count("id"))
+    )
+    return dict(rows)
+
+
+def pass_dry_run_scores(*, scoring_pass, limit=None):
+    """What a dry-run pass would have written: the sample its chunks kept."""
+    limit = limit or PASS_SKIPS_PAGE
+    sample = []
+    for report in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("report", flat=True):
+        sample.extend((report or {}).get("scores", []))
+        if len(sample) >= limit:
+            break
+    return sample[:limit]
+
+
+def abstentions_for_review(*, project, scorer=None, reason=None, kind=None, unreviewed=False):
+    """The project's abstentions and skips, newest first, with their run (paginate the result)."""
+    rows = Abstention.objects.filter(project=project).select_related("trace", "reviewed_by")
+    if scorer:
+        rows = rows.filter(scorer=scorer)
+    if reason:
+        rows = rows.filter(reason=reason)
+    if kind:
+        rows = rows.filter(kind=kind)
+    if unreviewed:
+        rows = rows.filter(reviewed_at__isnull=True)
+    return rows
+
+
+def abstention_filter_choices(*, project):
+    """The scorers and reasons that occur in the project's abstentions, for filter menus."""
+    rows = Abstention.objects.filter(project=project)
+    scorers = rows.order_by("scorer").values_list("scorer", flat=True).distinct()
+    reasons = rows.order_by("reason").values_list("reason", flat=True).distinct()
+    return list(scorers), list(reasons)
+
+
+def abstentions_of_project(*, project, ids):
+    """The abstentions among ``ids`` that belong to ``project`` (others are ignored)."""
+    return Abstention.objects.filter(project=project, pk__in=ids)

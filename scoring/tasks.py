@@ -1,0 +1,59 @@
+"""Celery entry points of scoring passes: thin wrappers over ``scoring.passes``.
+
+Every task takes ids only and is safe to run twice (see ``scoring.passes``), which is
+what makes the global ``acks_late`` and ``reject_on_worker_lost`` settings safe: a
+message whose worker died is delivered again and continues the pass. Transient
+database errors are retried with backoff; anything else is final (the service has
+marked the pass failed).
+
+Each worker also sends ``scoring.passes_resume`` to its own queues when it starts and
+then every ``sweep_interval()`` seconds, so work lost with a dead worker is sent again
+on any broker, including the filesystem one that never redelivers.
+"""
+
+import logging
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume, sweep_interval
+
+logger = logging.getLogger(__name__)
+
+RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8}
+
+
+@shared_task(name="scoring.pass_plan", **RETRY)
+def pass_plan_task(pass_id):
+    return pass_plan(pass_id=pass_id)
+
+
+@shared_task(name="scoring.chunk_score", bind=True, **RETRY)
+def chunk_score_task(self, chunk_id):
+    # The task id is the claim token: a retry or a redelivery of this same message
+    # may take its chunk back at once; another message must wait for the lease.
+    return chunk_score(chunk_id=chunk_id, token=self.request.id)
+
+
+@shared_task(name="scoring.passes_resume", **RETRY)
+def passes_resume_task():
+    return passes_resume()
+
+
+@worker_ready.connect
+def sweeper_start(sender, **kwargs):
+    """Send ``passes_resume`` now and every ``sweep_interval()`` s to the queues this worker reads."""
+    consumer = sender
+    task_consumer = getattr(consumer, "task_consumer", None)
+    queues = sorted({q.name for q in task_consumer.queues}) if task_consumer else []
+    queues = queues or [consumer.app.conf.task_default_queue]
+
+    def sweep():
+        for queue in queues:
+            try:
+                passes_resume_task.apply_async(queue=queue)
+            except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
+                logger.exception("could not send scoring.passes_resume to %s", queue)
+
+    sweep()
+    consumer.timer.call_repeatedly(sweep_interval(), sweep)

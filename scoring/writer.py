@@ -1,0 +1,220 @@
+"""Write a batch of outcomes: scores, abstentions and skips, exactly once, within the quota.
+
+``outcomes_write`` runs inside the caller's transaction and, in this order:
+
+1. locks the batch's runs (``SELECT ... FOR NO KEY UPDATE``, by primary key). Every
+   writer of scores goes through here, so two passes over the same runs take turns
+   on them and each sees what the other wrote (on SQLite the IMMEDIATE transaction
+   already holds the database's write lock). Runs deleted since they were loaded are
+   dropped.
+2. compares each run's spans (count and highest row id) with those it was scored on:
+   a run that changed meanwhile (OpenTelemetry spans arrived: that ingestion locks
+   the run too, and marks its scores stale) is not written from old data; its
+   outcomes become ``run_changed`` skips, and the next pass scores it again.
+3. reads what is already decided for these runs: a stored score that is not stale
+   (left alone, counted ``existing`` unless this pass wrote it on an earlier attempt),
+   or an abstention this pass already recorded. A
+   stale score counts as missing: the new score replaces it (same unique key, one
+   row), and so does an abstention computed in its place.
+4. reserves quota for the scores left (``quota_reserve(partial=True)``, after the run
+   locks, so lock order is always runs then quota window). Scores beyond the grant are
+   not written: each becomes a ``quota`` skip, and a stale score it would have
+   replaced stays.
+5. writes scores with ``rows_insert_new`` (``COPY`` into a staging table, then one
+   ``INSERT ... ON CONFLICT DO NOTHING``) and abstentions/skips likewise (unique per
+   pass, run, scorer, version and config).
+
+A dry run does steps 2-4 without locking, reserving or writing, reading the quota left.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import orjson
+from django.db import connection, transaction
+from django.utils import timezone
+
+from datasets.models import Span, Trace
+from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_select_by_ids
+from evalsite.quota import quota_remaining, quota_reserve
+from scoring.models import Abstention, AbstentionKind, Score
+
+SCORE_COLUMNS = (
+    "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
+    "detail", "source", "experiment_id", "case_id", "scoring_pass_id", "stale", "created_at",
+)  # fmt: skip
+ABSTENTION_COLUMNS = (
+    "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "kind", "reason", "detail",
+    "experiment_id", "case_id", "scoring_pass_id", "created_at",
+)  # fmt: skip
+logger = logging.getLogger(__name__)
+
+# The unique constraints new rows are checked against (see the models).
+SCORE_KEY = ("trace_id", "scorer", "scorer_version", "config_hash")
+ABSTENTION_KEY = ("scoring_pass_id", "trace_id", "scorer", "scorer_version", "config_hash")
+
+
+@dataclass
+class WriteReport:
+    written: list = field(default_factory=list)  # outcomes written as scores
+    recorded: list = field(default_factory=list)  # outcomes recorded as abstentions or skips
+    existing: int = 0  # outcomes already decided when the batch was written, left alone
+
+
+def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
+    """What is already decided for these runs: ``(decided, stale)``.
+
+    ``decided`` maps the (trace pk, scorer, version, config hash) keys of stored scores
+    that are not stale, and of abstentions recorded by pass ``pass_id`` (unless
+    ``with_abstentions`` is false), to whether they count as ``existing``: True when
+    stored before this pass, False when this pass itself wrote them (on an earlier
+    attempt at the same chunk, already counted). ``stale`` maps the keys of stale
+    scores to their row ids.
+    """
+    decided, stale = {}, {}
+    if not trace_pks or not scorer_ids:
+        return decided, stale
+    q = connection.ops.quote_name
+    # All of each run's scores (one range of the unique index per run), filtered here:
+    # an IN list on the scorer would make it one index descent per run and scorer.
+    rows = rows_select_by_ids(
+        f"SELECT id, trace_id, scorer, scorer_version, config_hash, stale, scoring_pass_id "
+        f"FROM {q(Score._meta.db_table)} WHERE trace_id {{ids}}",
+        trace_pks,
+    )
+    wanted = set(scorer_ids)
+    for pk, trace, scorer, version, digest, is_stale, written_by in rows:
+        if scorer not in wanted:
+            continue
+        if is_stale:
+            stale[(trace, scorer, version, digest)] = pk
+        else:
+            decided[(trace, scorer, version, digest)] = pass_id is None or written_by != pass_id
+    if pass_id is not None and with_abstentions:
+        for key in rows_select_by_ids(
+            f"SELECT trace_id, scorer, scorer_version, config_hash FROM {q(Abstention._meta.db_table)} "
+            f"WHERE trace_id {{ids}} AND scoring_pass_id = %s",
+            trace_pks,
+            [pass_id],
+        ):
+            decided[tuple(key)] = False
+    return decided, stale
+
+
+def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None):
+    """Write ``outcomes`` of ``runs`` (see the module docstring); returns a ``WriteReport``.
+
+    Must run inside a transaction (the quota reservation and the rows commit or roll
+    back together). Idempotent: outcomes already written or recorded are counted
+    ``existing`` and not written again.
+    """
+    if not dry_run and not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("outcomes_write must run inside the transaction that writes the batch")
+    now = now or timezone.now()
+    report = WriteReport()
+    if not outcomes:
+        return report
+    pks = sorted({run.pk for run in runs})
+    if dry_run:
+        present = set(Trace.objects.filter(pk__in=pks).values_list("pk", flat=True))
+    else:
+        present = set(rows_lock(Trace._meta.db_table, pks))
+    changed = _changed_runs(runs, present)
+    scorer_ids = sorted({o.scorer_id for o in outcomes})
+    decided, stale = keys_decided(trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id)
+
+    scores, others = [], []
+    for outcome in outcomes:
+        if outcome.run.pk not in present:
+            continue
+        key = outcome.key
+        counts = decided.get(key)
+        if counts is not None:
+            report.existing += counts
+        elif outcome.run.pk in changed:
+            others.append(
+                outcome.skipped_as(
+                    "run_changed", "the run changed while it was scored (a span arrived); score it again"
+                )
+            )
+        elif outcome.is_score:
+            scores.append(outcome)
+        else:
+            others.append(outcome)
+
+    if dry_run:
+        remaining = quota_remaining(project=project, now=now)
+        granted = len(scores) if remaining is None else min(len(scores), remaining)
+    else:
+        granted = quota_reserve(project=project, count=len(scores), partial=True, now=now)
+    report.written = scores[:granted]
+    over = scores[granted:]
+    if over:
+        message = f"over the project's quota of {project.quota_per_minute} records per minute; not written"
+        others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
+    report.recorded = others
+    if dry_run:
+        return report
+
+    replaced = [stale[o.key] for o in report.written if o.key in stale]
+    replaced += [stale[o.key] for o in others if o.key in stale and o.kind == AbstentionKind.ABSTAINED]
+    if replaced:
+        Score.objects.filter(pk__in=replaced).delete()
+    stamp = datetime_adapter()(now)
+    project_id = project.pk
+    inserted = rows_insert_new(
+        Score._meta.db_table,
+        SCORE_COLUMNS,
+        [
+            (
+                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.config_json, o.result.value,
+                o.result.passed, o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id,
+                o.run.case_id, pass_id, False, stamp,
+            )
+            for o in report.written
+        ],
+        unique=SCORE_KEY,
+    )  # fmt: skip
+    if inserted != len(report.written):
+        # Only a writer that bypassed the run locks above can get here first.
+        logger.warning(
+            "pass %s: %d of %d scores were already stored", pass_id, len(report.written) - inserted, len(report.written)
+        )
+    rows_insert_new(
+        Abstention._meta.db_table,
+        ABSTENTION_COLUMNS,
+        [
+            (
+                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.kind, o.result.reason[:50],
+                _dumps(o.result.detail), o.run.experiment_id, o.run.case_id, pass_id, stamp,
+            )
+            for o in others
+        ],
+        unique=ABSTENTION_KEY,
+    )  # fmt: skip
+    return report
+
+
+def _changed_runs(runs, present):
+    q = connection.ops.quote_name
+    versions = {
+        trace: (n, top)
+        for trace, n, top in rows_select_by_ids(
+            f"SELECT trace_id, COUNT(*), MAX(id) FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}} GROUP BY trace_id",
+            sorted(present),
+        )
+    }
+    return {run.pk for run in runs if run.pk in present and versions.get(run.pk, (0, 0)) != run.spans_version}
+
+
+def _default(value):
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def _dumps(detail):
+    return orjson.dumps(detail if detail is not None else {}, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
