@@ -94,7 +94,7 @@ class Scorer:
     id: str
     description: str
     version: str
-    kind: Literal["builtin", "agent_check"]
+    kind: Literal["builtin", "agent_check", "judge"]
     needs_config: bool
     config_schema: dict
     expectation_keys: tuple
@@ -103,6 +103,9 @@ class Scorer:
     schema_keys: tuple = ()
     missing_reason: str = "not_configured"
     missing_message: str = ""
+    # The config every score of this scorer is stored with, whatever the request or the
+    # case says (a judge criterion: its question).
+    fixed_config: dict | None = None
 
 
 def config_missing_abstain(scorer):

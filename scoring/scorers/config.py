@@ -31,6 +31,8 @@ def resolve_config(scorer, request_config, run):
     ``request_config`` is this scorer's entry of the request's ``config`` map (None
     when the request gave none).
     """
+    if scorer.fixed_config is not None:
+        return dict(scorer.fixed_config)
     if run.has_case and scorer.case_config is not None:
         from_case = scorer.case_config(run)
         if from_case is not None:

@@ -1,0 +1,103 @@
+"""The one writer of a project's judge configuration.
+
+``judge_configure`` validates everything (``scoring.judge.validation``) and writes the
+project's ``JudgeConfig`` row, or raises ``Invalid`` with ``errors=[{field, message}]``
+and writes nothing. The admin, the settings page and ``manage.py configure_judge`` all
+come through here.
+
+The api key is write-only: ``KEEP`` (the default) leaves the stored key as it is, which
+is what a form left blank means; ``""`` clears it (no ``Authorization`` header). The
+key is never part of an error or of the audit log line, which names the fields that
+changed.
+"""
+
+import logging
+
+from django.db import transaction
+
+from evalsite.errors import Invalid
+from evalsite.models import JudgeConfig, Project
+
+from .spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
+from .validation import judge_config_errors
+
+logger = logging.getLogger("evalsite.audit")
+
+
+class _Keep:
+    def __repr__(self):
+        return "KEEP"
+
+    def __bool__(self):
+        return False
+
+
+# Leave the stored value unchanged (for a new configuration: the default).
+KEEP = _Keep()
+_FIELDS = ("endpoint", "model", "api_key", "timeout_seconds", "criteria", "max_concurrency")
+
+
+def judge_configure(
+    *, project, endpoint, model, api_key=KEEP, timeout_seconds=KEEP, criteria=KEEP, max_concurrency=KEEP, actor=None
+):
+    """Set ``project``'s judge; returns the ``JudgeConfig`` row.
+
+    ``endpoint`` and ``model`` are required together; both blank turns the judge off
+    (criteria are kept). ``criteria`` (``{id: question}``) replaces the stored set
+    whole. Any argument left ``KEEP`` keeps its stored value (or takes the default on
+    a first configuration: no key, 30 s, no criteria, 4 calls at once). Idempotent: the
+    same arguments twice store the same row. Locks the project row, so two admins
+    saving at once are applied one after the other. ``actor`` is the user (or None for
+    the command line), recorded as ``updated_by``.
+    """
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        config = JudgeConfig.objects.filter(project=project).first()
+        current = config or JudgeConfig(
+            project=project,
+            timeout_seconds=DEFAULT_TIMEOUT_SECONDS,
+            max_concurrency=DEFAULT_MAX_CONCURRENCY,
+            criteria={},
+        )
+        values = {
+            "endpoint": _text(endpoint),
+            "model": _text(model),
+            "api_key": current.api_key if api_key is KEEP else _text(api_key),
+            "timeout_seconds": current.timeout_seconds if timeout_seconds is KEEP else timeout_seconds,
+            "criteria": current.criteria if criteria is KEEP else _criteria(criteria),
+            "max_concurrency": current.max_concurrency if max_concurrency is KEEP else max_concurrency,
+        }
+        errors = judge_config_errors(**values)
+        if errors:
+            raise Invalid("The judge configuration is invalid; see errors.", errors=errors)
+        changed = [name for name in _FIELDS if config is None or getattr(config, name) != values[name]]
+        for name, value in values.items():
+            setattr(current, name, value)
+        current.updated_by = actor if getattr(actor, "is_authenticated", False) else None
+        current.save()
+    logger.info(
+        "judge of project %s %s by %s: %s",
+        project.slug,
+        "created" if config is None else "changed",
+        getattr(actor, "username", None) or "the command line",
+        ", ".join(_describe(name, values) for name in changed) or "nothing changed",
+    )
+    return current
+
+
+def _text(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+def _criteria(criteria):
+    if not isinstance(criteria, dict):
+        return criteria
+    return {_text(k): _text(v) for k, v in criteria.items()}
+
+
+def _describe(name, values):
+    if name == "api_key":
+        return "api_key " + ("set" if values["api_key"] else "cleared")
+    if name == "criteria":
+        return "criteria " + (", ".join(sorted(values["criteria"])) or "none")
+    return f"{name} {values[name]}"
