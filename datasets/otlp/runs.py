@@ -1,0 +1,122 @@
+"""A run's own fields recomputed from all of its stored spans, whatever order they came in.
+
+- **root**: the span without a parent (the earliest-starting one if there are several;
+  ties by span id). Until it arrives, the earliest-starting span whose parent is not
+  stored stands in for it (a trace continued from another service has no parentless
+  span at all), so a run is readable, and provisional, while its spans arrive.
+- **name, input, answer, status, error** from the root: the name is the root's span
+  name (an agent's or tool's name when it has one); input and answer are its
+  input/output, and when those are chat messages, the text of the last user message
+  and of the last assistant message. The run's status is the root's: a tool call that
+  failed and that the agent recovered from does not fail the run (the ``no_errors``
+  scorer still sees every failed span).
+- **times**: the root's start and end when the root has no parent; otherwise the
+  earliest start and latest end of all spans. ``latency_ms`` is their difference.
+- **cost_cents**: the sum of the spans' costs (``None`` when no span has one). Costs
+  are reported on the spans that spend (the model calls), so summing counts each once.
+- **metadata**: the resource attributes of the root span's process (``service.name``...).
+- **experiment, case**: from the root's ``evalsite.*`` attributes, else from the
+  earliest span that has them (see ``linking``).
+
+Run inside the transaction that wrote the spans, with the runs' rows locked.
+"""
+
+from django.db.models import Count, Exists, Max, Min, OuterRef, Sum
+
+from datasets.models import Span, Trace
+from datasets.otlp.linking import links_resolve
+from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
+
+
+def runs_recompute(*, project, traces):
+    """Recompute and save the fields of ``traces`` (locked ``Trace`` rows). Returns link warnings."""
+    pks = [t.pk for t in traces]
+    if not pks:
+        return []
+    totals = {
+        row["trace_id"]: row
+        for row in Span.objects.filter(trace_id__in=pks)
+        .values("trace_id")
+        .annotate(first=Min("started_at"), last=Max("ended_at"), cost=Sum("cost_cents"), costs=Count("cost_cents"))
+    }
+    root_pks, parentless = _roots(pks)
+    roots = Span.objects.in_bulk(root_pks.values())
+
+    hints = {}
+    for trace in traces:
+        root = roots[root_pks[trace.pk]]
+        hint = {k: root.attributes[k] for k in LINK_KEYS if k in root.attributes}
+        if hint:
+            hints[trace.pk] = (trace.trace_id, hint)
+    unhinted = [t for t in traces if t.pk not in hints]
+    if unhinted:
+        hints.update(_hints_from_other_spans(unhinted))
+    links, warnings = links_resolve(project=project, hints=hints)
+
+    for trace in traces:
+        root = roots[root_pks[trace.pk]]
+        total = totals[trace.pk]
+        if trace.pk in parentless:
+            started_at, ended_at = root.started_at, root.ended_at
+        else:
+            started_at, ended_at = total["first"], total["last"]
+        cost = total["cost"] if total["costs"] else None
+        if cost is not None and cost >= COST_CEILING_CENTS:
+            cost = None  # beyond what the column holds: unknown rather than wrong
+        experiment, case = links.get(trace.pk, (None, None))
+        Trace.objects.filter(pk=trace.pk).update(
+            name=root.name,
+            input=run_input(root.input),
+            output=run_output(root.output),
+            status=root.status,
+            error=root.error,
+            started_at=started_at,
+            ended_at=ended_at,
+            latency_ms=round((ended_at - started_at).total_seconds() * 1000) if started_at and ended_at else None,
+            cost_cents=cost,
+            metadata=root.attributes.get("otel.resource") or {},
+            experiment=experiment,
+            case=case,
+        )
+    return warnings
+
+
+def _earliest(rows):
+    """``{trace_pk: (started_at, span_id, span_pk)}``: the earliest row of each trace."""
+    best = {}
+    for trace_pk, started_at, span_id, span_pk in rows:
+        key = (started_at, span_id, span_pk)
+        if trace_pk not in best or key < best[trace_pk]:
+            best[trace_pk] = key
+    return best
+
+
+def _roots(pks):
+    """``({trace_pk: root span pk}, {trace_pks whose root has no parent})``."""
+    fields = ("trace_id", "started_at", "span_id", "id")
+    spans = Span.objects.filter(trace_id__in=pks)
+    best = _earliest(spans.filter(parent_span_id__isnull=True).values_list(*fields))
+    parentless = set(best)
+    rest = [pk for pk in pks if pk not in best]
+    if rest:
+        stored_parent = Span.objects.filter(trace_id=OuterRef("trace_id"), span_id=OuterRef("parent_span_id"))
+        best.update(_earliest(spans.filter(trace_id__in=rest).exclude(Exists(stored_parent)).values_list(*fields)))
+    rest = [pk for pk in pks if pk not in best]
+    if rest:  # every span's parent is stored: a cycle of parents; take the earliest span
+        best.update(_earliest(spans.filter(trace_id__in=rest).values_list(*fields)))
+    return {pk: row[2] for pk, row in best.items()}, parentless
+
+
+def _hints_from_other_spans(traces):
+    by_pk = {t.pk: t.trace_id for t in traces}
+    rows = (
+        Span.objects.filter(trace_id__in=list(by_pk), attributes__has_any_keys=list(LINK_KEYS))
+        .values_list("trace_id", "started_at", "span_id", "attributes")
+        .iterator(chunk_size=1000)
+    )
+    best = {}
+    for trace_pk, started_at, span_id, attributes in rows:
+        key = (started_at, span_id)
+        if trace_pk not in best or key < best[trace_pk][0]:
+            best[trace_pk] = (key, {k: attributes[k] for k in LINK_KEYS if k in attributes})
+    return {pk: (by_pk[pk], hint) for pk, (_, hint) in best.items()}
