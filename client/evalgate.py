@@ -73,7 +73,8 @@ EXIT_PASS = 0
 EXIT_FAIL = 1
 EXIT_UNDECIDED = 2
 
-MAX_BATCH = 500  # the server's cap on runs per POST /v1/api/traces
+JSON = "application/json"
+MAX_BATCH = 500  # runs per POST /v1/api/traces (the server accepts up to EVALSITE_MAX_BATCH, 1000 by default)
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_WAIT = 300.0
 DEFAULT_POLL_INTERVAL = 2.0
@@ -189,11 +190,14 @@ class Client:
             path = base.path + path
         return urlparse.urlunsplit((base.scheme, base.netloc, path, target.query, ""))
 
-    def request(self, method: str, url: str, body: Any = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode("utf-8")
+    def request(
+        self, method: str, url: str, body: Any = None, *, raw_body: bytes | None = None, content_type: str = JSON
+    ) -> tuple[int, Any]:
+        """Send ``body`` as JSON (or ``raw_body`` as ``content_type``); the answer's JSON."""
+        data = raw_body if raw_body is not None else (None if body is None else json.dumps(body).encode("utf-8"))
         backoff = 1.0
         while True:
-            status, headers, raw = self._send(method, url, data)
+            status, headers, raw = self._send(method, url, data, content_type)
             if status != 429:
                 break
             wait = _retry_after_seconds(headers.get("Retry-After"))
@@ -210,14 +214,14 @@ class Client:
             raise _api_error(method, url, status, raw)
         return status, _json_body(method, url, status, raw)
 
-    def _send(self, method: str, url: str, data: bytes | None):
+    def _send(self, method: str, url: str, data: bytes | None, content_type: str = JSON):
         headers = {
             "Accept": "application/json",
             "Authorization": f"Bearer {self.key}",
             "User-Agent": f"evalgate/{__version__}",
         }
         if data is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         req = urlrequest.Request(url, data=data, method=method, headers=headers)
         try:
             with self._opener.open(req, timeout=self.timeout) as resp:
@@ -338,6 +342,27 @@ def fetch_cases(client: Client, dataset: str) -> list[dict]:
         link = body.get("next")
         url = client.follow(link, url) if link else None
     return cases
+
+
+def cases_import(client: Client, dataset: str, body: bytes, *, create: bool = True) -> dict:
+    """Import a JSONL golden set into ``dataset`` (all or nothing); create the dataset first if missing.
+
+    Returns the server's answer (``created``, ``updated``, ``unchanged`` counts). Cases
+    already in the dataset are updated by name, so importing the same file twice
+    changes nothing: a golden set can live in the repository next to the code.
+    """
+    quoted = urlparse.quote(dataset, safe="")
+    if create:
+        try:
+            client.request("GET", client.url(f"datasets/{quoted}"))
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            client.request("POST", client.url("datasets"), {"name": dataset})
+    _, answer = client.request(
+        "POST", client.url(f"datasets/{quoted}/import"), raw_body=body, content_type="application/jsonl"
+    )
+    return answer
 
 
 def read_runs(stream, source: str = "<stdin>") -> tuple[list[dict], list[str]]:
@@ -1147,12 +1172,7 @@ class Tracer:
         ``url`` and ``key`` default to ``EVALSITE_URL`` and ``EVALSITE_API_KEY``. Raises
         EvalgateError (ApiError for an error answer) when the upload fails.
         """
-        client = Client(
-            _setting(url, "EVALSITE_URL", "--url"),
-            _setting(key, "EVALSITE_API_KEY", "--key"),
-            timeout=timeout,
-            budget=WaitBudget(max_wait),
-        )
+        client = client_for(url, key, timeout=timeout, max_wait=max_wait)
         return upload_runs(client, self.runs, experiment=self.experiment, batch_size=batch_size)
 
 
@@ -1174,13 +1194,24 @@ def _setting(value: str | None, env: str, flag: str) -> str:
     return value
 
 
-def _client(args, max_wait: float = DEFAULT_MAX_WAIT) -> Client:
+def client_for(
+    url: str | None = None,
+    key: str | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_wait: float = DEFAULT_MAX_WAIT,
+) -> Client:
+    """A Client for ``url`` and ``key``, defaulting to ``EVALSITE_URL`` and ``EVALSITE_API_KEY``."""
     return Client(
-        _setting(args.url, "EVALSITE_URL", "--url"),
-        _setting(args.key, "EVALSITE_API_KEY", "--key"),
-        timeout=args.timeout,
+        _setting(url, "EVALSITE_URL", "--url"),
+        _setting(key, "EVALSITE_API_KEY", "--key"),
+        timeout=timeout,
         budget=WaitBudget(max_wait),
     )
+
+
+def _client(args, max_wait: float = DEFAULT_MAX_WAIT) -> Client:
+    return client_for(args.url, args.key, timeout=args.timeout, max_wait=max_wait)
 
 
 def _cmd_cases(args) -> int:
@@ -1196,6 +1227,18 @@ def _cmd_cases(args) -> int:
         _write_jsonl(cases, sys.stdout)
         sys.stdout.flush()
     print(f"fetched {len(cases)} cases of dataset {args.dataset}", file=sys.stderr)
+    return EXIT_PASS
+
+
+def _cmd_import(args) -> int:
+    try:
+        with open(args.cases, "rb") as fh:
+            body = fh.read()
+    except OSError as exc:
+        raise EvalgateError(f"cannot read {args.cases}: {exc.strerror or exc}") from None
+    answer = cases_import(_client(args), args.dataset, body, create=not args.no_create)
+    counts = ", ".join(f"{answer[k]} {k}" for k in ("created", "updated", "unchanged") if k in answer)
+    print(f"imported {args.cases} into dataset {args.dataset} ({counts})")
     return EXIT_PASS
 
 
@@ -1296,6 +1339,10 @@ def _connection_options(parser: argparse.ArgumentParser, default) -> None:
 
 
 _CASES_DOC = "GET /v1/api/datasets/D/cases, every page, written one JSON case per line."
+_IMPORT_DOC = (
+    "POST a JSONL golden set to /v1/api/datasets/D/import (all or nothing; cases are matched by name), "
+    "creating the dataset first if it does not exist."
+)
 _UPLOAD_DOC = "POST the runs to /v1/api/traces in batches of at most 500; prints the created/unchanged counts."
 _GATE_DOC = "POST /v1/api/gate and print the verdict. Exit 0 PASS, 1 FAIL, 2 could not decide."
 
@@ -1321,6 +1368,14 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--dataset", required=True)
     cases.add_argument("--output", "-o", help="file to write (default: standard output)")
     cases.set_defaults(handler=_cmd_cases)
+
+    importer = commands.add_parser(
+        "import", parents=[common], help="import a JSONL golden set into a dataset", description=_IMPORT_DOC
+    )
+    importer.add_argument("cases", help="JSONL file, one case per line (the export format)")
+    importer.add_argument("--dataset", required=True)
+    importer.add_argument("--no-create", action="store_true", help="fail if the dataset does not exist")
+    importer.set_defaults(handler=_cmd_import)
 
     upload = commands.add_parser("upload", parents=[common], help="upload runs from JSONL", description=_UPLOAD_DOC)
     upload.add_argument("runs", help="JSONL file, one run per line; - for standard input")

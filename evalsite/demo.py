@@ -1,35 +1,47 @@
-"""Data for the local demo project, so a newcomer sees real runs right away."""
+"""The local demo: Reservo's golden set, a passing baseline and a regressed version.
 
+What ``make run`` loads on first start, through the same services the API uses: the
+dataset ``reservo`` from ``examples/reservo/golden_cases.jsonl``; experiment ``v1``
+(every case's own script) gated and recorded as the baseline; experiment ``v2`` where
+``quote_focus_pro_3h`` books instead of quoting (the seed's regression) gated against
+it. The dashboard, the gate run pages and the compare page then show real evidence.
+"""
+
+from client.evalgate import Tracer
+from datasets.case_selectors import case_list
+from datasets.cases import dataset_create
 from datasets.ingestion import traces_ingest
+from datasets.jsonl import cases_import
+from examples.reservo import GOLDEN_CASES_PATH, load_script
+from examples.reservo.tracing import case_trace
+from experiments.gating import gate_request
+
+DATASET = "reservo"
+EXPERIMENTS = (
+    # name, {case: override script}, record as baseline
+    ("v1", {}, True),
+    ("v2", {"quote_focus_pro_3h": "quote_books_instead"}, False),
+)
 
 
-def demo_data_load(*, project):
-    """Load the demo runs into ``project`` (idempotent: stored runs are left as they are)."""
-    runs = [
-        {
-            "trace_id": f"demo-{i}",
-            "name": "reservo",
-            "input": question,
-            "output": answer,
-            "status": status,
-            "started_at": f"2026-11-30T09:{i:02d}:00Z",
-            "latency_ms": 900 + 40 * i,
-            "cost_cents": 0.05 + 0.01 * i,
-            "spans": [
-                {"span_id": "turn-1", "kind": "llm", "name": "model", "latency_ms": 400},
-                {"span_id": "tool-1", "parent_id": "turn-1", "kind": "tool", "name": tool, "input": args,
-                 "output": result, "status": "error" if status == "error" else "ok", "latency_ms": 150},
-            ],
-        }  # fmt: skip
-        for i, (question, answer, status, tool, args, result) in enumerate(_SAMPLES)
-    ]
-    traces_ingest(project=project, payload={"traces": runs})
-
-
-_SAMPLES = [
-    ("How much is Focus pro for 3 hours?", "Focus pro for 3 hours is 75.00 EUR.", "ok", "quote_room",
-     {"room": "Focus", "tier": "pro", "hours": 3}, {"total_cents": 7500}),
-    ("Book the Boardroom pro for Sofia, 1 hour", "Booked: BK-0001.", "ok", "book_room",
-     {"room": "Boardroom", "tier": "pro", "hours": 1, "member": "Sofia"}, {"booking_id": "BK-0001"}),
-    ("Cancel BK-0404", None, "error", "cancel_booking", {"booking_id": "BK-0404"}, {"error": "unknown booking"}),
-]  # fmt: skip
+def demo_data_load(*, project, user=None):
+    """Load the demo into ``project``; returns the gate runs (v1 PASS, v2 FAIL)."""
+    dataset = dataset_create(
+        project=project,
+        data={"name": DATASET, "description": "Reservo, the booking agent of the seed's regression gate."},
+    )
+    cases_import(dataset=dataset, body=GOLDEN_CASES_PATH.read_bytes(), by=user)
+    cases = [{"name": c.name, "input": c.input, "metadata": c.metadata} for c in case_list(dataset=dataset)]
+    gate_runs = []
+    for experiment, overrides, baseline in EXPERIMENTS:
+        tracer = Tracer(experiment=experiment, dataset=DATASET)
+        for case in cases:
+            script = load_script(overrides[case["name"]]) if case["name"] in overrides else None
+            case_trace(tracer, case, script=script, trace_id=f"{experiment}-{case['name']}")
+        traces_ingest(project=project, payload={"traces": tracer.runs})
+        gate_runs.append(
+            gate_request(
+                project=project, dataset_name=DATASET, experiment_name=experiment, set_baseline=baseline, user=user
+            )
+        )
+    return gate_runs

@@ -1,6 +1,10 @@
+from django import forms
 from django.contrib import admin
 
-from experiments.models import Experiment
+from evalsite.errors import Invalid
+from evalsite.models import Membership, Role
+from experiments.models import Experiment, FloorChange, GatePolicy, GateRun
+from experiments.policies import floor_lower
 
 
 @admin.register(Experiment)
@@ -8,3 +12,96 @@ class ExperimentAdmin(admin.ModelAdmin):
     list_display = ["name", "project", "dataset", "created_at"]
     list_filter = ["project"]
     search_fields = ["name"]
+
+
+class FloorChangeInline(admin.TabularInline):
+    model = FloorChange
+    extra = 0
+    fields = ["created_at", "old_floor", "new_floor", "source", "reason", "changed_by", "changed_by_key", "gate_run"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class GatePolicyForm(forms.ModelForm):
+    floor_reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        help_text="Required when you change the floor (min pass rate); kept in the floor history.",
+    )
+
+    class Meta:
+        model = GatePolicy
+        fields = [
+            "min_pass_rate",
+            "floor_reason",
+            "ratchet",
+            "fail_on_regression",
+            "tolerance",
+            "scorers",
+            "max_abstained",
+            "baseline",
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        floor_changed = self.instance.pk and "min_pass_rate" in self.changed_data
+        if floor_changed and not (cleaned.get("floor_reason") or "").strip():
+            self.add_error("floor_reason", "Say why the floor changes: it is kept in the floor history.")
+        return cleaned
+
+
+@admin.register(GatePolicy)
+class GatePolicyAdmin(admin.ModelAdmin):
+    """Only admins of the dataset's project (or superusers) see and change its policy."""
+
+    form = GatePolicyForm
+    list_display = ["dataset", "project", "min_pass_rate", "ratchet", "fail_on_regression", "baseline", "updated_at"]
+    list_select_related = ["dataset__project", "baseline"]
+    inlines = [FloorChangeInline]
+    raw_id_fields = ["baseline"]
+
+    @admin.display(description="project")
+    def project(self, policy):
+        return policy.dataset.project
+
+    def get_queryset(self, request):
+        policies = super().get_queryset(request)
+        if request.user.is_superuser:
+            return policies
+        admin_of = Membership.objects.filter(user=request.user, role=Role.ADMIN).values("project_id")
+        return policies.filter(dataset__project_id__in=admin_of)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else ["dataset"]
+
+    def get_fields(self, request, obj=None):
+        fields = list(self.form.Meta.fields)
+        return fields if obj is not None else ["dataset", *fields]
+
+    def save_model(self, request, obj, form, change):
+        if change and "min_pass_rate" in form.changed_data:
+            new_floor = obj.min_pass_rate
+            obj.min_pass_rate = form.initial["min_pass_rate"]
+            super().save_model(request, obj, form, change)
+            try:
+                floor_lower(
+                    policy=obj, new_floor=new_floor, reason=form.cleaned_data["floor_reason"], user=request.user
+                )
+            except Invalid as exc:
+                self.message_user(request, exc.detail, level="error")
+            obj.refresh_from_db()
+            return
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(GateRun)
+class GateRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "dataset", "experiment", "verdict", "pass_rate", "floor", "created_at"]
+    list_filter = ["verdict", "status", "project"]
+    readonly_fields = [f.name for f in GateRun._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

@@ -1,5 +1,6 @@
 """Experiments: one per version of the agent; runs and their scores carry it."""
 
+from django.conf import settings
 from django.db import models
 
 from evalsite.models import Project
@@ -21,3 +22,104 @@ class Experiment(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class GatePolicy(models.Model):
+    """How the gate decides for one dataset. The floor only moves up, except by an admin with a reason."""
+
+    dataset = models.OneToOneField("datasets.Dataset", on_delete=models.CASCADE, related_name="gate_policy")
+    # Lowest pass rate (passed / measured cases) that passes; 1.0 means every case must pass.
+    min_pass_rate = models.FloatField(default=1.0)
+    # When a PASS recorded as the new baseline beats the floor, the floor rises to it.
+    ratchet = models.BooleanField(default=True)
+    # FAIL when a decidable comparison with the baseline regressed on a gating scorer.
+    fail_on_regression = models.BooleanField(default=True)
+    # How far a scorer's mean may drop before a decidable comparison counts as a regression.
+    tolerance = models.FloatField(default=0.0)
+    # Scorers every case is gated on, beyond those its expectations imply.
+    scorers = models.JSONField(default=list, blank=True)
+    # Cases that may go unmeasured (a gating check abstained) before the gate fails.
+    max_abstained = models.PositiveIntegerField(default=0)
+    baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "gate policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(min_pass_rate__gte=0, min_pass_rate__lte=1), name="policy_floor_0_1"
+            ),
+            models.CheckConstraint(condition=models.Q(tolerance__gte=0, tolerance__lte=1), name="policy_tolerance_0_1"),
+        ]
+
+    def __str__(self):
+        return f"gate policy of {self.dataset}"
+
+
+class FloorChange(models.Model):
+    """One move of a policy's floor: by the ratchet, raised through the API, or lowered by an admin."""
+
+    class Source(models.TextChoices):
+        RATCHET = "ratchet"
+        API = "api"
+        ADMIN = "admin"
+
+    policy = models.ForeignKey(GatePolicy, on_delete=models.CASCADE, related_name="floor_changes")
+    old_floor = models.FloatField()
+    new_floor = models.FloatField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    reason = models.TextField(blank=True, default="")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    changed_by_key = models.ForeignKey(
+        "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    gate_run = models.ForeignKey("GateRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class GateRun(models.Model):
+    """One verdict of the gate, with everything it was based on."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Verdict(models.TextChoices):
+        PASS = "PASS"
+        FAIL = "FAIL"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="gate_runs")
+    dataset = models.ForeignKey("datasets.Dataset", on_delete=models.CASCADE, related_name="gate_runs")
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="gate_runs")
+    baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    set_baseline = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    verdict = models.CharField(max_length=4, choices=Verdict.choices, null=True, blank=True)
+    pass_rate = models.FloatField(null=True, blank=True)
+    floor = models.FloatField(null=True, blank=True)
+    passed_cases = models.PositiveIntegerField(default=0)
+    total_cases = models.PositiveIntegerField(default=0)
+    unmeasured_cases = models.PositiveIntegerField(default=0)
+    baseline_pass_rate = models.FloatField(null=True, blank=True)
+    # The full answer (cases, comparison, reasons) exactly as the API returned it.
+    result = models.JSONField(default=dict, blank=True)
+    # {case id: version} of the cases this verdict ran against.
+    case_versions = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    requested_by_key = models.ForeignKey(
+        "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="gaterun_project_newest")]
+
+    def __str__(self):
+        return f"gate {self.pk} {self.experiment} {self.verdict or self.status}"

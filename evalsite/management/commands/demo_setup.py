@@ -52,5 +52,5 @@ class Command(BaseCommand):
         project = project or project_create(slug=DEMO_SLUG, name="Reservo (demo)")
         membership_set(user=user, project=project, role=Role.ADMIN)
         _, full_key = api_key_create(project=project, name="demo", created_by=user)
-        demo_data_load(project=project)
+        demo_data_load(project=project, user=user)
         return {"username": user.username, "password": password, "project": project.slug, "api_key": full_key}

@@ -1,0 +1,83 @@
+"""Run Reservo over its golden set, upload the runs as an experiment, and ask the gate.
+
+    python -m examples.reservo --experiment v2 [--override CASE=SCRIPT.json]... [--url URL --key KEY]
+
+Creates (or updates) the dataset from ``golden_cases.jsonl``, runs the agent for every
+active case with the case's own model script (``--override`` replaces one case's script
+and nothing else; SCRIPT is a file, or a name from ``scripts/``), uploads the runs as
+the experiment, prints exactly what ``evalgate gate`` prints, and exits with its code:
+0 PASS, 1 FAIL, 2 could not decide.
+"""
+
+import argparse
+import sys
+import uuid
+
+from client import evalgate
+
+from . import GOLDEN_CASES_PATH, load_script
+from .tracing import case_trace
+
+
+def overrides_parse(values):
+    overrides = {}
+    for value in values:
+        case, sep, script = value.partition("=")
+        if not sep or not case or not script:
+            raise SystemExit(f"--override takes CASE=SCRIPT.json, got {value!r}")
+        try:
+            overrides[case] = load_script(script)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--override {value}: cannot read the script: {exc}") from None
+    return overrides
+
+
+def experiment_run(*, client, dataset, experiment, overrides, golden_path=GOLDEN_CASES_PATH):
+    """Import the golden set, run every active case, upload the runs; returns the tracer."""
+    with open(golden_path, "rb") as fh:
+        evalgate.cases_import(client, dataset, fh.read())
+    cases = evalgate.fetch_cases(client, dataset)
+    unknown = sorted(set(overrides) - {c["name"] for c in cases})
+    if unknown:
+        raise evalgate.EvalgateError(f"--override names cases that are not in dataset {dataset}: {', '.join(unknown)}")
+    tracer = evalgate.Tracer(experiment=experiment, dataset=dataset)
+    nonce = uuid.uuid4().hex[:8]  # each invocation records new runs; the gate reads the latest
+    for case in cases:
+        case_trace(tracer, case, script=overrides.get(case["name"]), trace_id=f"{experiment}-{case['name']}-{nonce}")
+    evalgate.upload_runs(client, tracer.runs, experiment=experiment)
+    return tracer
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m examples.reservo", description=__doc__.splitlines()[0])
+    parser.add_argument("--experiment", required=True)
+    parser.add_argument("--override", action="append", default=[], metavar="CASE=SCRIPT.json")
+    parser.add_argument("--dataset", default="reservo")
+    parser.add_argument("--url", help="evalsite server (default: $EVALSITE_URL)")
+    parser.add_argument("--key", help="project API key (default: $EVALSITE_API_KEY)")
+    parser.add_argument("--set-baseline", action="store_true", help="record a PASS as the new baseline")
+    parser.add_argument("--junit", help="write a JUnit XML report")
+    parser.add_argument("--summary", help="append a Markdown summary")
+    args = parser.parse_args(argv)
+    overrides = overrides_parse(args.override)
+    connection = [*(["--url", args.url] if args.url else []), *(["--key", args.key] if args.key else [])]
+    try:
+        client = evalgate.Client(
+            evalgate._setting(args.url, "EVALSITE_URL", "--url"),
+            evalgate._setting(args.key, "EVALSITE_API_KEY", "--key"),
+        )
+        experiment_run(client=client, dataset=args.dataset, experiment=args.experiment, overrides=overrides)
+    except evalgate.EvalgateError as exc:
+        print(f"reservo: could not run the experiment: {exc.message}", file=sys.stderr)
+        for line in exc.details:
+            print(f"  {line}", file=sys.stderr)
+        return evalgate.EXIT_UNDECIDED
+    gate = ["gate", "--dataset", args.dataset, "--experiment", args.experiment]
+    gate += ["--set-baseline"] if args.set_baseline else []
+    gate += ["--junit", args.junit] if args.junit else []
+    gate += ["--summary", args.summary] if args.summary else []
+    return evalgate.main([*connection, *gate])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

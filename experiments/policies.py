@@ -1,0 +1,96 @@
+"""Gate policies: read with defaults, change through the API, lower the floor as an admin.
+
+The floor (``min_pass_rate``) only goes up through the API and the ratchet. Lowering it
+takes a project admin in the Django admin and a written reason; every move of the
+floor is kept in ``FloorChange``.
+"""
+
+from django.db import transaction
+
+from evalsite.errors import Conflict, Invalid
+from experiments.models import FloorChange, GatePolicy
+
+POLICY_FIELDS = ("min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "baseline")
+
+
+def policy_for(dataset):
+    """The dataset's policy; an unsaved default policy when none was set."""
+    return GatePolicy.objects.select_related("baseline").filter(dataset=dataset).first() or GatePolicy(dataset=dataset)
+
+
+def policy_update(*, dataset, changes, key=None, user=None):
+    """Apply ``changes`` (validated values of POLICY_FIELDS; ``baseline`` an Experiment or None).
+
+    Raising the floor is recorded in the floor history; lowering it is a ``Conflict``
+    (409): the floor only moves down by an admin, with a reason, in the admin.
+    """
+    with transaction.atomic():
+        policy = _locked_policy(dataset)
+        new_floor = changes.get("min_pass_rate", policy.min_pass_rate)
+        if new_floor < policy.min_pass_rate:
+            raise Conflict(
+                f"The floor cannot be lowered through the API ({policy.min_pass_rate:.3f} → {new_floor:.3f}). "
+                "Thresholds only ratchet up with evidence; a project admin can lower it in the admin with a written "
+                "reason, which is kept in the floor history.",
+                errors=[
+                    {"field": "min_pass_rate", "message": f"must be at least the current floor {policy.min_pass_rate}"}
+                ],
+            )
+        baseline = changes.get("baseline", policy.baseline)
+        if baseline is not None and baseline.project_id != dataset.project_id:
+            raise Invalid(
+                "The baseline must be an experiment of this project.",
+                errors=[{"field": "baseline", "message": "unknown experiment"}],
+            )
+        old_floor = policy.min_pass_rate
+        for name in POLICY_FIELDS:
+            if name in changes:
+                setattr(policy, name, changes[name])
+        policy.save()
+        if new_floor != old_floor:
+            FloorChange.objects.create(
+                policy=policy, old_floor=old_floor, new_floor=new_floor, source=FloorChange.Source.API,
+                changed_by_key=key, changed_by=user,
+            )  # fmt: skip
+    return policy
+
+
+def floor_lower(*, policy, new_floor, reason, user):
+    """An admin lowers (or sets) the floor with a written reason; kept in the floor history."""
+    if not reason or not reason.strip():
+        raise Invalid("Give the reason for changing the floor.", errors=[{"field": "reason", "message": "is required"}])
+    if not 0 <= new_floor <= 1:
+        raise Invalid(
+            "The floor is a pass rate between 0 and 1.",
+            errors=[{"field": "min_pass_rate", "message": "must be between 0 and 1"}],
+        )
+    with transaction.atomic():
+        policy = _locked_policy(policy.dataset)
+        old_floor = policy.min_pass_rate
+        policy.min_pass_rate = new_floor
+        policy.save(update_fields=["min_pass_rate", "updated_at"])
+        FloorChange.objects.create(
+            policy=policy, old_floor=old_floor, new_floor=new_floor, source=FloorChange.Source.ADMIN,
+            reason=reason.strip(), changed_by=user,
+        )  # fmt: skip
+    return policy
+
+
+def baseline_record(*, dataset, experiment, gate_run, ratchet_to):
+    """Record a PASS as the dataset's baseline and apply the ratchet (in the caller's transaction)."""
+    policy = _locked_policy(dataset)
+    policy.baseline = experiment
+    old_floor = policy.min_pass_rate
+    if ratchet_to > old_floor:
+        policy.min_pass_rate = ratchet_to
+        FloorChange.objects.create(
+            policy=policy, old_floor=old_floor, new_floor=ratchet_to, source=FloorChange.Source.RATCHET,
+            reason=f"{experiment.name} passed at {ratchet_to:.3f} and was recorded as the baseline", gate_run=gate_run,
+        )  # fmt: skip
+    policy.save()
+    return policy
+
+
+def _locked_policy(dataset):
+    GatePolicy.objects.get_or_create(dataset=dataset)
+    return GatePolicy.objects.select_for_update().select_related("dataset").get(dataset=dataset)

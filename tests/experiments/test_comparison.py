@@ -1,0 +1,107 @@
+import math
+
+import pytest
+
+from datasets.models import Dataset, GoldenCase, Trace
+from experiments.comparison import experiments_compare
+from experiments.models import Experiment
+from scoring.models import Abstention, Score
+from tests.factories import trace_create
+
+
+def _scores(actors, experiment, scorer, passes, fails, *, cases=None, prefix=None):
+    """Store one run and one score per outcome: ``passes`` 1.0s then ``fails`` 0.0s."""
+    prefix = prefix or f"{experiment.name}-{scorer}"
+    for i, passed in enumerate([True] * passes + [False] * fails):
+        case = cases[i] if cases else None
+        trace = trace_create(actors.acme, f"{prefix}-{i}", experiment=experiment.name, case=case.pk if case else None)
+        Score.objects.create(
+            project=actors.acme, trace=trace, scorer=scorer, config_hash="h", value=1.0 if passed else 0.0,
+            passed=passed, experiment=trace.experiment, case=case,
+        )  # fmt: skip
+
+
+@pytest.fixture
+def two(actors):
+    base = Experiment.objects.create(project=actors.acme, name="v1")
+    candidate = Experiment.objects.create(project=actors.acme, name="v2")
+    return base, candidate
+
+
+def test_it_compares_means_with_each_sides_n_and_a_confidence_interval(actors, two):
+    base, candidate = two
+    _scores(actors, base, "tool_choice", 18, 2)
+    _scores(actors, candidate, "tool_choice", 14, 6)
+    row = experiments_compare(base=base, candidate=candidate)["scorers"][0]
+    assert row["scorer"] == "tool_choice"
+    assert row["base"] == {"mean": pytest.approx(0.9), "n": 20, "abstained": 0}
+    assert row["candidate"] == {"mean": pytest.approx(0.7), "n": 20, "abstained": 0}
+    assert row["diff"] == pytest.approx(-0.2)
+    assert row["decidable"] and row["regressed"]
+    half = 1.959963984540054 * math.sqrt((0.09 * 20 / 19) / 20 + (0.21 * 20 / 19) / 20)
+    assert row["ci95"] == [pytest.approx(-0.2 - half), pytest.approx(-0.2 + half)]
+
+
+def test_under_twenty_on_either_side_is_undecidable_and_never_a_regression(actors, two):
+    base, candidate = two
+    _scores(actors, base, "answered", 20, 0)
+    _scores(actors, candidate, "answered", 1, 3)
+    row = experiments_compare(base=base, candidate=candidate)["scorers"][0]
+    assert row["diff"] == pytest.approx(-0.75)
+    assert (row["decidable"], row["regressed"]) == (False, False)
+
+
+def test_a_drop_within_the_tolerance_is_not_a_regression(actors, two):
+    base, candidate = two
+    _scores(actors, base, "contains", 20, 0)
+    _scores(actors, candidate, "contains", 19, 1)
+    assert experiments_compare(base=base, candidate=candidate, tolerance=0.1)["scorers"][0]["regressed"] is False
+    assert experiments_compare(base=base, candidate=candidate, tolerance=0.0)["scorers"][0]["regressed"] is True
+
+
+def test_abstentions_are_counted_beside_the_means(actors, two):
+    base, candidate = two
+    _scores(actors, base, "exact_match", 2, 0)
+    _scores(actors, candidate, "exact_match", 1, 0)
+    for i in range(3):
+        trace = trace_create(actors.acme, f"abst-{i}", experiment="v2")
+        Abstention.objects.create(
+            project=actors.acme, trace=trace, scorer="exact_match", reason="no_expected_output", experiment=candidate
+        )
+    row = experiments_compare(base=base, candidate=candidate)["scorers"][0]
+    assert row["candidate"] == {"mean": 1.0, "n": 1, "abstained": 3}
+
+
+def test_stale_scores_are_left_out(actors, two):
+    base, candidate = two
+    _scores(actors, base, "answered", 3, 0)
+    _scores(actors, candidate, "answered", 3, 0)
+    Score.objects.filter(experiment=candidate).update(stale=True, value=0.0, passed=False)
+    row = experiments_compare(base=base, candidate=candidate)["scorers"][0]
+    assert row["candidate"]["n"] == 0 and row["diff"] is None
+
+
+def test_it_lists_the_cases_that_flipped_each_way(actors, two):
+    base, candidate = two
+    dataset = Dataset.objects.create(project=actors.acme, name="reservo")
+    cases = [GoldenCase.objects.create(dataset=dataset, name=f"case_{i}") for i in range(3)]
+    _scores(actors, base, "tool_choice", 2, 1, cases=cases)  # case_0, case_1 pass; case_2 fails
+    _scores(actors, candidate, "tool_choice", 1, 0, cases=[cases[2]], prefix="v2-fixed")  # case_2 now passes
+    _scores(actors, candidate, "tool_choice", 0, 1, cases=[cases[0]], prefix="v2-broke")  # case_0 now fails
+    flipped = experiments_compare(base=base, candidate=candidate)["flipped"]
+    assert [(f["case"], f["scorer"]) for f in flipped["pass_to_fail"]] == [("case_0", "tool_choice")]
+    assert [(f["case"], f["candidate_trace_id"]) for f in flipped["fail_to_pass"]] == [("case_2", "v2-fixed-0")]
+    assert flipped["pass_to_fail"][0]["base_trace_id"] == Trace.objects.get(case=cases[0], experiment=base).trace_id
+    assert (flipped["pass_to_fail_count"], flipped["fail_to_pass_count"]) == (1, 1)
+
+
+def test_the_compare_endpoint_answers_and_isolates(actors, two):
+    base, candidate = two
+    _scores(actors, base, "answered", 1, 0)
+    _scores(actors, candidate, "answered", 0, 1)
+    response = actors.api().get("/v1/api/experiments/compare?base=v1&candidate=v2&scorers=answered")
+    assert response.status_code == 200
+    assert response.json()["scorers"][0]["diff"] == -1.0
+    assert actors.outsider_api().get("/v1/api/experiments/compare?base=v1&candidate=v2").status_code == 404
+    missing = actors.api().get("/v1/api/experiments/compare?base=v1")
+    assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "candidate"

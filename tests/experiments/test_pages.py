@@ -1,0 +1,76 @@
+"""Experiment and gate pages, on the demo's real data (Reservo v1 baseline, v2 regressed)."""
+
+import pytest
+from django.test import Client
+
+from evalsite.demo import demo_data_load
+from experiments.plots import pass_rate_plot
+from tests.base import PASSWORD
+
+
+@pytest.fixture
+def demo(actors):
+    return demo_data_load(project=actors.acme, user=actors.alice)
+
+
+def _client(user):
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_the_experiments_page_lists_each_with_its_pass_rate_and_plots_them(actors, demo):
+    html = _client(actors.victor).get("/p/acme/experiments/").content.decode()
+    assert "<svg" in html and "polyline" in html
+    assert "v1" in html and "v2" in html
+    assert html.index('experiment=v2">v2</a>') < html.index('experiment=v1">v1</a>')  # newest first in the table
+
+
+def test_the_gate_run_page_puts_the_failing_case_first_with_its_reasons_and_run(actors, demo):
+    v2 = demo[1]
+    html = _client(actors.victor).get(f"/p/acme/gate-runs/{v2.pk}/").content.decode()
+    assert "FAIL" in html and "(4/5)" in html
+    first_case = html.index("quote_focus_pro_3h")
+    assert first_case < html.index("quote_focus_basic_3h")
+    assert "tool_choice: expected [&#x27;quote_room&#x27;], called [&#x27;book_room&#x27;]" in html
+    assert 'href="/p/acme/runs/v2-quote_focus_pro_3h/"' in html
+
+
+def test_the_gate_runs_page_filters_by_verdict(actors, demo):
+    client = _client(actors.victor)
+    failed = client.get("/p/acme/gate-runs/?verdict=FAIL").content.decode()
+    assert f'href="/p/acme/gate-runs/{demo[1].pk}/"' in failed
+    assert f'href="/p/acme/gate-runs/{demo[0].pk}/"' not in failed
+
+
+def test_the_compare_page_shows_n_on_both_sides_and_the_decidable_flag(actors, demo):
+    html = _client(actors.victor).get("/p/acme/experiments/compare/?base=v1&candidate=v2").content.decode()
+    assert "tool_choice" in html
+    assert '<span class="badge warn">no</span>' in html  # five runs a side: not decidable
+    assert 'href="/p/acme/runs/v2-quote_focus_pro_3h/"' in html  # the flipped case links to its run
+
+
+def test_outsiders_get_404_on_every_experiment_page(actors, demo):
+    client = _client(actors.charlie)
+    for path in (
+        "/p/acme/experiments/",
+        "/p/acme/experiments/compare/",
+        "/p/acme/gate-runs/",
+        f"/p/acme/gate-runs/{demo[0].pk}/",
+    ):
+        assert client.get(path).status_code == 404, path
+
+
+def test_empty_states_say_what_to_do(actors):
+    client = _client(actors.victor)
+    assert (
+        "An experiment is created the first time a run names it" in client.get("/p/acme/experiments/").content.decode()
+    )
+    assert "evalgate gate --dataset" in client.get("/p/acme/gate-runs/").content.decode()
+
+
+def test_the_plot_places_rates_on_a_fixed_scale_and_escapes_labels():
+    svg = pass_rate_plot([("<v1>", None, 1.0), ("v2", None, 0.5), ("v3", None, None)])
+    assert "&lt;v1&gt;" in svg and "<v1>" not in svg
+    assert svg.count("<circle") == 2
+    assert pass_rate_plot([("v1", None, None)]) == ""
