@@ -1,8 +1,9 @@
-"""Body-size limit, answered with 413 before anything reads the body."""
+"""Requests refused before any view runs: bodies over the size limit (413), and NUL
+characters in the path or query string (400)."""
 
 from django.conf import settings
 
-from evalsite.errors import PayloadTooLarge, domain_error_response
+from evalsite.errors import Invalid, PayloadTooLarge, domain_error_response
 
 
 class BodySizeLimitMiddleware:
@@ -16,8 +17,14 @@ class BodySizeLimitMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
+    # The OTLP endpoint enforces the same limit itself, answering in the exporter's own
+    # format (a google.rpc.Status, protobuf or JSON) as OTLP/HTTP requires.
+    SELF_LIMITED_PATHS = frozenset({"/v1/traces"})
+
     def __call__(self, request):
         limit = settings.EVALSITE_MAX_BODY_BYTES
+        if request.path in self.SELF_LIMITED_PATHS:
+            return self.get_response(request)
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -26,4 +33,34 @@ class BodySizeLimitMiddleware:
             return domain_error_response(
                 PayloadTooLarge(f"The body is {length} bytes; the limit is {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
             )
+        return self.get_response(request)
+
+
+NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+
+
+class NulCharacterMiddleware:
+    """Refuse a NUL character in the path or a query parameter with a 400 naming it.
+
+    PostgreSQL cannot hold NUL in text, so a filter with one would fail in the database.
+    JSON bodies are checked by ``evalsite.rest.FastJSONParser``.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path:
+            return domain_error_response(
+                Invalid(f"The path {NUL_MESSAGE}.", errors=[{"field": "path", "message": NUL_MESSAGE}])
+            )
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                field = name.replace("\x00", "\\u0000")
+                return domain_error_response(
+                    Invalid(
+                        f"The query parameter {field!r} {NUL_MESSAGE}.",
+                        errors=[{"field": field, "message": NUL_MESSAGE}],
+                    )
+                )
         return self.get_response(request)

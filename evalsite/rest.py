@@ -8,7 +8,7 @@ from rest_framework import parsers, renderers
 from rest_framework.exceptions import ParseError
 from rest_framework.pagination import CursorPagination
 
-from evalsite.errors import PayloadTooLarge
+from evalsite.errors import Invalid, PayloadTooLarge
 
 
 class FastJSONParser(parsers.BaseParser):
@@ -30,9 +30,33 @@ class FastJSONParser(parsers.BaseParser):
         if not body:
             return None
         try:
-            return orjson.loads(body)
+            data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             raise ParseError(f"The body is not valid JSON: {exc}") from None
+        # PostgreSQL cannot hold NUL in text: refuse it here, naming where it is, rather
+        # than let a write fail halfway. JSON can only spell it escaped.
+        if b"\\u0000" in body and (where := nul_path(data)) is not None:
+            message = "must not contain the NUL character (\\u0000)"
+            raise Invalid(f"{where} {message}.", errors=[{"field": where, "message": message}])
+        return data
+
+
+def nul_path(value, path=""):
+    """The path (``traces[0].input``) of the first string or key holding a NUL character, or None."""
+    if isinstance(value, str):
+        return (path or "body") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in key:
+                return where.replace("\x00", "\\u0000")
+            if (found := nul_path(item, where)) is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := nul_path(item, f"{path}[{index}]")) is not None:
+                return found
+    return None
 
 
 def _default(value):
