@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "evalsite.middleware.BodySizeLimitMiddleware",
+    "evalsite.middleware.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -103,8 +104,14 @@ EVALSITE_MAX_BODY_BYTES = env_int("EVALSITE_MAX_BODY_BYTES", 16 * 1024 * 1024, m
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALSITE_MAX_BODY_BYTES
 # Most runs one ingestion request may carry.
 EVALSITE_MAX_BATCH = env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
+# Gates over more active cases than this answer 202 and are evaluated by a worker.
+EVALSITE_GATE_SYNC_MAX_CASES = env_int("EVALSITE_GATE_SYNC_MAX_CASES", 500, minimum=0)
 # How long a synchronous request may work (scoring with a judge plans within it).
 EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 30, minimum=1)
+# Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
+EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
+# OTLP exports one web process takes at once; the next gets 503 with Retry-After.
+EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
@@ -131,6 +138,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "datasets.models.RunStatus",
         "IngestStatusEnum": ["created", "unchanged"],
+        "CaseStatusEnum": "datasets.models.CaseStatus",
     },
     "SCHEMA_PATH_PREFIX": r"/v1/api",
     # Swagger UI and Redoc served from this site, not a CDN: the docs work offline.
@@ -148,7 +156,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Above the longest task (one chunk of a pass), or Redis redelivers a task
         # that is still running and it runs twice (celery/celery#5935).
-        "visibility_timeout": env_int("EVALSITE_VISIBILITY_TIMEOUT_SECONDS", 3600, minimum=60),
+        "visibility_timeout": env_int("EVALSITE_VISIBILITY_TIMEOUT_SECONDS", 3600, minimum=1),
     }
 else:
     CELERY_BROKER_URL = "filesystem://localhost/"
@@ -159,6 +167,9 @@ else:
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # The folder is polled; the default (1 s) would make every task of a pass wait
+        # up to a second to be picked up.
+        "polling_interval": 0.1,
     }
 # Results live in the database (passes, scores); Celery's result store is not used.
 CELERY_TASK_IGNORE_RESULT = True
@@ -171,6 +182,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # One message at a time per process, so a long chunk does not hold others hostage.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Runs per chunk of a scoring pass (one task each). 1000 runs with the 16 built-in
+# scorers take well under a second, far below the visibility timeout and the lease.
+EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, maximum=100_000)
+# A claimed chunk is leased to its worker, renewed at each write batch; a chunk whose
+# lease ran out (its worker died) is sent again by the sweeper every worker runs, on
+# any broker (the filesystem one never redelivers). Keep it above the longest batch.
+EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 300, minimum=1)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.

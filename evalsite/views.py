@@ -5,11 +5,13 @@ from datetime import timedelta
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 
 from evalsite.errors import problem_response
 from evalsite.models import Heartbeat
+from evalsite.pages import CURRENT_PROJECT_SESSION_KEY
 
 WORKER_FRESH_FOR = timedelta(minutes=5)
 
@@ -26,6 +28,9 @@ def _is_api(request):
     return request.path.startswith("/v1/")
 
 
+# Exempt: a request under /v1/ that matches no endpoint (PATCH /v1/api/cases/abc) must
+# get the API's 404, not the CSRF middleware's HTML 403. The view changes nothing.
+@csrf_exempt
 def not_found(request, exception=None):
     if _is_api(request):
         return problem_response(404, "Not found", f"No API endpoint at {request.path}.", code="not-found")
@@ -40,5 +45,20 @@ def server_error(request):
 
 @login_required
 def home(request):
-    memberships = request.user.memberships.select_related("project").order_by("project__slug")
-    return render(request, "home.html", {"memberships": memberships})
+    memberships = list(request.user.memberships.select_related("project").order_by("project__slug"))
+    current = request.session.get(CURRENT_PROJECT_SESSION_KEY)
+    return render(
+        request, "home.html", {"memberships": memberships, "switcher_memberships": memberships, "current_slug": current}
+    )
+
+
+@login_required
+def project_switch(request):
+    """The project switcher (a plain GET form, no JavaScript needed): open the chosen project.
+
+    A project the user is not a member of leads back to the home page.
+    """
+    slug = request.GET.get("project", "")
+    if not slug or not request.user.memberships.filter(project__slug=slug).exists():
+        return redirect("home")
+    return redirect("project-home", slug=slug)
