@@ -284,10 +284,10 @@ def test_an_unknown_case_is_404(api):
     [
         ({"name": "a\u0000b"}, "name"),
         ({"name": "x", "notes": "a\u0000b"}, "notes"),
-        ({"name": "x", "input": {"q": ["a\u0000b"]}}, "input"),
+        ({"name": "x", "input": {"q": ["a\u0000b"]}}, "input.q[0]"),
         ({"name": "x", "expected_output": "a\u0000"}, "expected_output"),
-        ({"name": "x", "metadata": {"k\u0000": 1}}, "metadata"),
-        ({"name": "x", "expectations": {"contains": "a\u0000"}}, "expectations"),
+        ({"name": "x", "metadata": {"k\u0000": 1}}, "metadata.k\\u0000"),
+        ({"name": "x", "expectations": {"contains": "a\u0000"}}, "expectations.contains"),
         ({"name": "x", "source_trace_id": "r\u0000"}, "source_trace_id"),
     ],
 )
