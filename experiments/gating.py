@@ -107,20 +107,21 @@ def gate_evaluate(*, gate_run_id):
             status=GateRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
         )
         raise
+    recorded = {
+        "status": GateRun.Status.DONE,
+        "verdict": verdict.verdict,
+        "pass_rate": verdict.pass_rate,
+        "floor": answer["floor"],
+        "passed_cases": verdict.passed_cases,
+        "total_cases": verdict.total_cases,
+        "unmeasured_cases": verdict.unmeasured_cases,
+        "baseline_pass_rate": answer["baseline"]["pass_rate"] if answer["baseline"] else None,
+        "result": answer,
+        "case_versions": case_versions,
+        "finished_at": timezone.now(),
+    }
     with transaction.atomic():
-        updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(
-            status=GateRun.Status.DONE,
-            verdict=verdict.verdict,
-            pass_rate=verdict.pass_rate,
-            floor=answer["floor"],
-            passed_cases=verdict.passed_cases,
-            total_cases=verdict.total_cases,
-            unmeasured_cases=verdict.unmeasured_cases,
-            baseline_pass_rate=answer["baseline"]["pass_rate"] if answer["baseline"] else None,
-            result=answer,
-            case_versions=case_versions,
-            finished_at=timezone.now(),
-        )
+        updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(**recorded)
         if updated and gate_run.set_baseline and verdict.passed:
             new_floor = ratcheted_floor(
                 floor=policy.min_pass_rate, ratchet=policy.ratchet, verdict=verdict, set_baseline=True
@@ -128,7 +129,12 @@ def gate_evaluate(*, gate_run_id):
             baseline_record(
                 dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run, ratchet_to=new_floor
             )
-    gate_run.refresh_from_db()
+    if updated:
+        # What was just written: reading the answer back would cost as much as writing it.
+        for name, value in recorded.items():
+            setattr(gate_run, name, value)
+    else:
+        gate_run.refresh_from_db()  # another evaluation finished it first
     return gate_run
 
 

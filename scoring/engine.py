@@ -2,7 +2,7 @@
 
 ``ScoringPlan`` holds the scorers and the request's config; it resolves each scorer's
 config for a run (the linked case wins, ARCHITECTURE §5) and hashes it once per
-(scorer, case) rather than once per score. ``outcomes_compute`` runs every scorer on
+(scorer, case content) rather than once per score. ``outcomes_compute`` runs every scorer on
 every run, except the (run, scorer, version, config) keys already decided (a score is
 stored, or this pass already recorded an abstention), and returns one ``Outcome`` each:
 
@@ -89,9 +89,9 @@ class ScoringPlan:
 
     def resolve(self, scorer, run):
         """The config ``scorer`` runs with on ``run`` (a ``LoadedRun``), with its hash."""
-        # The config depends only on the request and the linked case, so one
-        # resolution per (scorer, case) serves every run of that case.
-        key = (scorer.id, run.case_id if scorer.case_config is not None else None)
+        # The config depends only on the request and the linked case's content, so one
+        # resolution per (scorer, case content) serves every run of those cases.
+        key = (scorer.id, run.case_key if scorer.case_config is not None else None)
         resolved = self._resolved.get(key)
         if resolved is None:
             config = resolve_config(scorer, self.request_config.get(scorer.id), run.view)
@@ -102,11 +102,11 @@ class ScoringPlan:
         return resolved
 
     def for_run(self, run):
-        """``[(scorer, Resolved)]`` for every scorer of the plan on ``run``, cached per case."""
-        pairs = self._by_case.get(run.case_id)
+        """``[(scorer, Resolved)]`` for every scorer of the plan on ``run``, cached per case content."""
+        pairs = self._by_case.get(run.case_key)
         if pairs is None:
             pairs = [(scorer, self.resolve(scorer, run)) for scorer in self.scorers]
-            self._by_case[run.case_id] = pairs
+            self._by_case[run.case_key] = pairs
         return pairs
 
     def keys(self, runs):

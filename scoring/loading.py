@@ -30,6 +30,9 @@ class LoadedRun:
     # (number of spans, highest span row id): any span added, replaced or removed
     # since the run was loaded changes it (span row ids only grow).
     spans_version: tuple
+    # The linked case's expected answer and expectations as canonical JSON (None without
+    # a case): cases with the same content configure scorers the same way.
+    case_key: bytes | None = None
 
     @property
     def trace_id(self):
@@ -102,6 +105,7 @@ def runs_load(trace_pks):
                 experiment_id=row[8],
                 case_id=row[9] if case else None,
                 spans_version=(len(run_spans), top_id.get(pk, 0)),
+                case_key=case[2] if case else None,
             )
         )
     return loaded
@@ -118,9 +122,11 @@ def _cases(case_pks):
     if not wanted:
         return {}
     rows = GoldenCase.objects.filter(pk__in=wanted).values_list("pk", "expected_output", "expectations")
-    return {
-        pk: (expected, expectations if isinstance(expectations, dict) else {}) for pk, expected, expectations in rows
-    }
+    cases = {}
+    for pk, expected, expectations in rows:
+        expectations = expectations if isinstance(expectations, dict) else {}
+        cases[pk] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
+    return cases
 
 
 def _json(value):

@@ -10,7 +10,10 @@ concurrency; a score over the quota is not written and is reported abstained wit
 reason ``quota``; every abstention is recorded.
 """
 
+import orjson
 from django.db import transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute
@@ -80,14 +83,17 @@ def _stored(keys):
     keys = set(keys)
     if not keys:
         return {}
-    rows = Score.objects.filter(
-        trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}, stale=False
-    ).values_list("trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail")
+    rows = (
+        Score.objects.filter(trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}, stale=False)
+        # The detail as text, decoded with orjson: several times faster than the JSON field's json.loads.
+        .annotate(detail_text=Cast("detail", TextField()))
+        .values_list("trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail_text")
+    )
     found = {}
     for trace_pk, scorer_id, version, digest, value, passed, reason, detail in rows:
         key = (trace_pk, scorer_id, version, digest)
         if key in keys:
-            found[key] = _measured(Result(value, passed, reason, detail))
+            found[key] = _measured(Result(value, passed, reason, orjson.loads(detail)))
     return found
 
 
