@@ -41,6 +41,25 @@ def problem_responses(*statuses):
     }
 
 
+def bad_request_documented(result, generator, request, public):
+    """Postprocessing hook: every operation documents the 400 it may answer.
+
+    Any request may get one before its view runs (a NUL character in a query parameter,
+    ``evalsite.middleware.NulCharacterMiddleware``), so no operation is without it.
+    """
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"].setdefault(
+                    "400",
+                    {
+                        "description": _DESCRIPTIONS[400],
+                        "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}},
+                    },
+                )
+    return result
+
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "evalsite.auth.ApiKeyAuthentication"
     name = "ApiKey"

@@ -141,6 +141,10 @@ SPECTACULAR_SETTINGS = {
         "CaseStatusEnum": "datasets.models.CaseStatus",
     },
     "SCHEMA_PATH_PREFIX": r"/v1/api",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "evalsite.openapi.bad_request_documented",
+    ],
     # Swagger UI and Redoc served from this site, not a CDN: the docs work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
