@@ -1,13 +1,15 @@
 """Benchmark: batched ingestion through the HTTP API, against the raw-write ceiling.
 
 For each database (PostgreSQL, SQLite) this starts one gunicorn web process (one
-worker, one thread) on a fresh database, POSTs N runs of 5 spans each to
-``/v1/api/traces`` in batches, and reports runs/s and rows/s (a run is 6 rows: the
-run and its spans). In the same run it measures the ceiling: the same bodies parsed
+worker with ``--threads`` threads, as ``manage.py serve`` runs it) on a fresh database,
+POSTs N runs of 5 spans each to ``/v1/api/traces`` in batches from ``--clients``
+connections at once, and reports runs/s and rows/s (a run is 6 rows: the run and its
+spans). In the same run it measures the ceiling: the same bodies parsed
 with orjson and the same rows written by the fastest raw path in one process
 (psycopg ``COPY`` on PostgreSQL, ``executemany`` on SQLite), with no validation.
 
     .venv/bin/python bench/ingest.py [--runs 10000] [--batch 1000] [--db postgresql sqlite]
+                                     [--threads 1] [--clients 1]
 
 PostgreSQL is reached at ``BENCH_PG_URL`` (default postgresql://postgres@127.0.0.1:5432);
 the database ``evalsite_bench`` is dropped and recreated.
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -105,12 +108,12 @@ def pg_recreate():
         conn.execute(f"CREATE DATABASE {PG_DB}")
 
 
-def api_measure(db, payload_bodies, var_dir):
+def api_measure(db, payload_bodies, var_dir, *, threads=1, clients=1):
     env, key = fresh_environment(db, var_dir)
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "evalsite.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-         "--threads", "1", "--timeout", "300", "--log-level", "warning"],
+         "--threads", str(threads), "--worker-class", "gthread", "--timeout", "300", "--log-level", "warning"],
         cwd=ROOT, env=env,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1/api/traces"
@@ -125,10 +128,10 @@ def api_measure(db, payload_bodies, var_dir):
         # One small warm-up batch (connections, imports), not counted.
         post(url, headers, orjson.dumps({"traces": run_payloads(50, 10**7)}))
         started = time.perf_counter()
-        for body in payload_bodies:
-            status = post(url, headers, body)
-            if status != 201:
-                raise SystemExit(f"ingestion answered {status}")
+        with ThreadPoolExecutor(max_workers=clients) as pool:
+            for status in pool.map(lambda body: post(url, headers, body), payload_bodies):
+                if status != 201:
+                    raise SystemExit(f"ingestion answered {status}")
         return time.perf_counter() - started
     finally:
         server.terminate()
@@ -218,6 +221,8 @@ def main():
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--db", nargs="+", default=["postgresql", "sqlite"], choices=["postgresql", "sqlite"])
+    parser.add_argument("--threads", type=int, default=1, help="threads of the one web process")
+    parser.add_argument("--clients", type=int, default=1, help="batches in flight at once")
     args = parser.parse_args()
     payload_bodies = bodies(args.runs, args.batch)
     rows = args.runs * (1 + SPANS_PER_RUN)
@@ -226,10 +231,11 @@ def main():
     print(
         f"workload: {args.runs} runs x {SPANS_PER_RUN} spans = {rows} rows, batches of {args.batch}, {mb:.1f} MB of JSON"
     )
+    print(f"one web process: {args.threads} thread(s), {args.clients} batch(es) in flight")
     print(f"{'database':<11} {'path':<30} {'seconds':>8} {'runs/s':>9} {'rows/s':>10}")
     for db in args.db:
         with tempfile.TemporaryDirectory() as api_dir, tempfile.TemporaryDirectory() as raw_dir:
-            api_seconds = api_measure(db, payload_bodies, Path(api_dir))
+            api_seconds = api_measure(db, payload_bodies, Path(api_dir), threads=args.threads, clients=args.clients)
             raw_seconds = ceiling_measure(db, payload_bodies, Path(raw_dir))
         for label, seconds in (("HTTP API, 1 web process", api_seconds), ("ceiling: parse + raw write", raw_seconds)):
             print(f"{db:<11} {label:<30} {seconds:8.2f} {args.runs / seconds:9.0f} {rows / seconds:10.0f}")
