@@ -131,3 +131,25 @@ def _stop(process):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def children_of(pid):
+    """The process ids whose parent is ``pid`` (read from /proc)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(entry.name))
+    return children
+
+
+def kill_worker(process):
+    """kill -9 a worker's children (one may be writing), then the worker itself: no clean-up runs."""
+    for child in children_of(process.pid):
+        os.kill(child, signal.SIGKILL)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)

@@ -17,9 +17,8 @@ from scoring.models import Abstention, PassStatus, Score, ScoringPass
 from scoring.passes import pass_start
 from scoring.scorers import config_hash
 from tests.factories import run_payload, trace_create
-from tests.live import wait_for, worker_start
+from tests.live import kill_worker, wait_for, worker_start
 from tests.scoring.judge_server import judge_server, says
-from tests.scoring.test_worker_crash import _kill_worker
 
 QUESTION = "Does the answer address the question that was asked?"
 TONE = "Is the answer polite?"
@@ -196,7 +195,7 @@ def test_a_worker_judges_concurrently_and_a_killed_one_keeps_its_finished_scores
         wait_for(
             lambda: Score.objects.filter(scorer="relevance").count() >= 4, timeout=120, what=f"judge scores ({log})"
         )
-        _kill_worker(first)
+        kill_worker(first)
         kept = set(Score.objects.filter(scorer="relevance").values_list("pk", flat=True))
         assert 4 <= len(kept) < runs
         assert ScoringPass.objects.get(pk=scoring_pass.pk).status == PassStatus.RUNNING

@@ -25,7 +25,7 @@ from datasets.ingestion import traces_ingest
 from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
 from scoring.passes import pass_start
 from tests.factories import run_payload
-from tests.live import wait_for, worker_start
+from tests.live import kill_worker, wait_for, worker_start
 
 pytestmark = pytest.mark.worker
 
@@ -52,27 +52,6 @@ def _runs_create(project, count):
         )
 
 
-def _children(pid):
-    children = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                children.append(int(entry.name))
-    return children
-
-
-def _kill_worker(process):
-    """kill -9 the worker's children (one is writing a chunk), then the worker itself."""
-    for child in _children(process.pid):
-        os.kill(child, signal.SIGKILL)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
-
-
 def test_a_pass_completes_exactly_once_after_its_worker_is_killed_mid_chunk(transactional_db, actors, tmp_path):
     _runs_create(actors.acme, RUNS)
     queue = f"crash-{os.getpid()}-{int(time.time())}"
@@ -94,7 +73,7 @@ def test_a_pass_completes_exactly_once_after_its_worker_is_killed_mid_chunk(tran
             )
 
         wait_for(mid_chunk, timeout=180, interval=0.01, what="the pass to be in the middle of a chunk")
-        _kill_worker(first)
+        kill_worker(first)
         killed_at = ScoringPass.objects.get(pk=scoring_pass.pk)
         assert killed_at.status == PassStatus.RUNNING
         assert 0 < killed_at.done < RUNS

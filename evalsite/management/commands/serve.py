@@ -27,6 +27,8 @@ class Command(BaseCommand):
             "worker": [python, "-m", "celery", "-A", "evalsite", "worker", "--loglevel", "INFO",
                        "--concurrency", str(worker_concurrency), "--without-gossip", "--without-mingle"],
         }  # fmt: skip
+        # SIGTERM (docker stop, systemd, kill) stops both, as Ctrl-C does.
+        signal.signal(signal.SIGTERM, _interrupt)
         processes = {name: subprocess.Popen(cmd, cwd=settings.BASE_DIR) for name, cmd in commands.items()}
         self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker. Ctrl-C stops both.")
         exit_code = 0
@@ -50,3 +52,7 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     process.kill()
         sys.exit(exit_code)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
