@@ -19,7 +19,8 @@ A background pass goes through these steps, each safe to run twice:
    (``scoring.judging``), and each judge score is written with the chunk's counters
    as soon as the model answers: a worker killed midway keeps every one it finished,
    and the chunk's next claim judges only what is missing.
-4. ``passes_resume`` (sent by every worker every ``sweep_interval()`` seconds) sends
+4. ``passes_resume`` (sent by every worker every ``sweep_interval()`` seconds) marks
+   failed a pass run inside a request that was killed before it answered, and sends
    again: the plan of a pass still ``queued`` after a lease period, each chunk whose
    lease ran out (its worker died), and the queued chunks of a pass that made no
    progress for a lease period (a lost message). Redis also redelivers an unacked
@@ -64,6 +65,10 @@ PLAN_FLUSH_CHUNKS = 20
 # What a dry-run pass keeps per chunk of what it would have written and skipped.
 DRY_RUN_SAMPLE = 20
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+# Beyond the request timeout, the margin after which a pass run inside a request that
+# still says ``running`` is known to be abandoned (the web server kills a request after
+# its timeout plus 30 s).
+ABANDONED_AFTER_SECONDS = 60
 
 
 class ClaimLost(Exception):
@@ -399,6 +404,13 @@ def passes_resume(*, now=None):
     """
     now = now or timezone.now()
     expired = now - lease()
+    # A pass run inside a request (POST /score) whose process died before it answered:
+    # past any request's timeout it is marked failed. The scores it wrote stay.
+    ScoringPass.objects.filter(
+        background=False,
+        status=PassStatus.RUNNING,
+        progressed_at__lt=now - timedelta(seconds=settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + ABANDONED_AFTER_SECONDS),
+    ).update(status=PassStatus.FAILED, error="the request that ran this pass ended before it finished", finished_at=now)
     sent = 0
     for scoring_pass in ScoringPass.objects.filter(status=PassStatus.QUEUED, progressed_at__lt=expired):
         if ScoringPass.objects.filter(pk=scoring_pass.pk, progressed_at__lt=expired).update(progressed_at=now):

@@ -270,3 +270,26 @@ def test_a_chunk_stops_writing_once_its_pass_has_failed(planned, monkeypatch):
     assert chunk_score(chunk_id=chunks[0].pk, token="a") == "skipped"
     assert not Score.objects.exists()
     assert _refresh(scoring_pass).error == "chunk 1: ValueError: boom"
+
+
+def test_the_sweeper_fails_a_pass_run_by_a_request_that_died(actors, runs, settings):
+    def request_pass(seconds_ago):
+        return ScoringPass.objects.create(
+            project=actors.acme,
+            scorers=["answered"],
+            selection={"limit": 10},
+            background=False,
+            status=PassStatus.RUNNING,
+            progressed_at=timezone.now() - timedelta(seconds=seconds_ago),
+        )
+
+    abandoned = request_pass(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + 120)
+    live = request_pass(1)
+    passes_resume()
+    abandoned.refresh_from_db()
+    live.refresh_from_db()
+    assert (abandoned.status, abandoned.error) == (
+        PassStatus.FAILED,
+        "the request that ran this pass ended before it finished",
+    )
+    assert live.status == PassStatus.RUNNING
