@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.db.models import Count
+from django.test import Client
 
 from datasets.models import Dataset, GoldenCase
 from scoring.models import Abstention, PassStatus, Score, ScoringPass
@@ -173,6 +174,11 @@ def test_a_gate_policy_can_gate_on_a_criterion(actors, server):
     assert rude["failed_checks"] == ["judge"]
     assert any(line.startswith("tone:") for line in rude["reasons"])
     assert server.count == 2
+    # The gate run page shows what the judge said, on the failing case and the passing one.
+    browser = Client()
+    browser.force_login(actors.alice)
+    page = browser.get(f"/p/acme/gate-runs/{answer['gate_run_id']}/").content.decode()
+    assert "Judge on tone (failed): “curt”" in page and "Judge on tone (passed): “kind”" in page
     # Asked again, the stored judge scores are the evidence: no new call.
     api.post("/v1/api/gate", {"dataset": "reservo", "experiment": "v1"}, format="json")
     assert server.count == 2
