@@ -9,7 +9,7 @@ ARCHITECTURE §5 says: the unknown-id message is the one place criteria are name
 """
 
 from scoring.judge.selectors import judge_get, unknown_scorer_message
-from scoring.judging import judge_criteria
+from scoring.judging import scorers_from_judge
 from scoring.scorers import SCORERS
 
 
@@ -18,7 +18,7 @@ def scorers_available(*, project):
     available = dict(SCORERS)
     judge = judge_get(project)
     if judge is not None:
-        available.update(judge_criteria(judge))
+        available.update(scorers_from_judge(judge))
     return available
 
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.planning import judge_deadline
-from scoring.judging import judge_outcomes
+from scoring.judging import outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import PassStatus, ScoringPass
 from scoring.selection import score_request_read, selection_pks
@@ -95,7 +95,7 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
         report.existing += written.existing
 
     write(runs, outcomes)
-    already += judge_outcomes(
+    already += outcomes_judge(
         plan,
         runs,
         decided=decided,

@@ -4,7 +4,7 @@ A project's configured criteria join the built-in scorers in ``scoring.catalog``
 ``JudgeCriterion`` scorers: id the criterion's id, ``version`` the judge's model,
 config always ``{"question": ...}`` (so a reworded question scores a run anew).
 ``ScoringPlan`` resolves them like any scorer; ``scoring.engine.outcomes_compute``
-leaves them out, and ``judge_outcomes`` makes their calls instead: up to the judge's
+leaves them out, and ``outcomes_judge`` makes their calls instead: up to the judge's
 ``max_concurrency`` at a time (``scoring.judge.runner``), each outcome handed to
 ``on_outcome`` as soon as the model answers, so the caller writes it at once and a pass
 cut short keeps every judge score it finished.
@@ -28,10 +28,10 @@ class JudgeCriterion(Scorer):
 
 
 def _not_called(view, config):
-    return Abstain("scorer_error", {"message": "a judge criterion is called through judge_outcomes"})
+    return Abstain("scorer_error", {"message": "a judge criterion is called through outcomes_judge"})
 
 
-def judge_criteria(judge):
+def scorers_from_judge(judge):
     """``{criterion id: JudgeCriterion}`` for every criterion of ``judge`` (a ``Judge``)."""
     version = judge_scorer_version(judge)
     return {
@@ -55,7 +55,7 @@ def is_judged(scorer):
     return scorer.kind == "judge"
 
 
-def judge_outcomes(plan, runs, *, on_outcome, decided=None, deadline=None):
+def outcomes_judge(plan, runs, *, on_outcome, decided=None, deadline=None):
     """Judge ``runs`` on the plan's criteria; each ``Outcome`` goes to ``on_outcome`` as it arrives.
 
     Keys in ``decided`` are not judged again (as ``outcomes_compute``). With ``deadline``

@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute
-from scoring.judging import judge_outcomes
+from scoring.judging import outcomes_judge
 from scoring.loading import runs_load
 from scoring.models import Score
 from scoring.scorers import Result
@@ -57,7 +57,7 @@ def outcomes_ensure(*, project, trace_pks, scorers_by_case):
         fresh, _ = outcomes_compute(plan, group, decided=dict.fromkeys(stored, True))
         _write(project, fresh, outcomes)
         computed.extend(fresh)
-        judge_outcomes(plan, group, decided=dict.fromkeys(stored, True), on_outcome=judged)
+        outcomes_judge(plan, group, decided=dict.fromkeys(stored, True), on_outcome=judged)
     # Written meanwhile by a pass: read what it stored.
     missing = [o.key for o in computed if (o.run.pk, o.scorer_id) not in outcomes]
     for (trace_pk, scorer_id, _, _), outcome in _stored(missing).items():

@@ -49,7 +49,7 @@ from django.utils.dateparse import parse_datetime
 
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
-from scoring.judging import is_judged, judge_outcomes
+from scoring.judging import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
 from scoring.selection import score_request_from_pass, score_request_read, selection_pks
@@ -227,7 +227,7 @@ def _chunk_work(chunk, scoring_pass, token):
             if judged:
                 # Each judge score is written (and the lease renewed) as soon as the model answers.
                 writer.wait()
-                already = judge_outcomes(
+                already = outcomes_judge(
                     plan,
                     runs,
                     decided=decided,
