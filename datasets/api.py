@@ -86,7 +86,7 @@ class TraceDetailOut(TraceOut):
 
 class TraceFilters(serializers.Serializer):
     experiment = serializers.CharField(required=False, max_length=200, help_text="Experiment name.")
-    case = serializers.IntegerField(required=False, min_value=1, help_text="Golden case id.")
+    case = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1, help_text="Golden case id.")
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
     to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
     text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")

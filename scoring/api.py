@@ -222,7 +222,7 @@ class PassDetail(APIView):
     )
     def get(self, request, pass_id):
         scoring_pass = pass_get(project=request_project(request), pass_id=pass_id)
-        after = serializers.IntegerField(min_value=0, required=False)
+        after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, required=False)
         raw = request.query_params.get("skips_after")
         after = after.run_validation(raw) if raw not in (None, "") else None
         return Response(pass_detail_as_dict(scoring_pass, after=after))

@@ -112,3 +112,9 @@ def test_an_outsider_gets_404_for_a_run_and_sees_none_in_lists(actors):
 
 def test_an_unknown_run_is_404(actors):
     assert actors.api().get("/v1/api/traces/never-sent").status_code == 404
+
+
+def test_a_case_id_no_database_can_hold_is_a_400_naming_it(actors):
+    response = actors.api().get("/v1/api/traces?case=143741418184078867646015198524866560")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "case"
