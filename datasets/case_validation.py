@@ -20,7 +20,7 @@ from jsonschema import Draft7Validator
 
 from datasets.expectations import EXPECTATIONS_SCHEMA
 from datasets.models import CaseStatus
-from evalsite.errors import Invalid
+from evalsite.errors import NUL_MESSAGE, Invalid
 from scoring.scorers.schemas import schema_problems
 
 CASE_NAME_MAX = 200
@@ -62,7 +62,7 @@ def json_value_problem(value):
         item, depth = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
-                return "must not contain the NUL character (\\u0000)"
+                return NUL_MESSAGE
         elif isinstance(item, dict | list):
             if depth > JSON_MAX_DEPTH:
                 return f"is nested too deeply (more than {JSON_MAX_DEPTH} levels)"
@@ -142,7 +142,7 @@ def _text(value, field, *, maximum, required, single_line):
     if not isinstance(value, str):
         return value, [{"field": field, "message": "must be a string"}]
     if "\x00" in value:
-        return value, [{"field": field, "message": "must not contain the NUL character (\\u0000)"}]
+        return value, [{"field": field, "message": NUL_MESSAGE}]
     value = value.strip()
     if required and not value:
         return value, [{"field": field, "message": "must not be empty"}]
@@ -168,7 +168,7 @@ def _notes(value, field):
     if not isinstance(value, str):
         return value, [{"field": field, "message": "must be a string"}]
     if "\x00" in value:
-        return value, [{"field": field, "message": "must not contain the NUL character (\\u0000)"}]
+        return value, [{"field": field, "message": NUL_MESSAGE}]
     if len(value) > NOTES_MAX:
         return value, [{"field": field, "message": f"must be at most {NOTES_MAX} characters (got {len(value)})"}]
     return value, []

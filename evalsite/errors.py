@@ -31,6 +31,10 @@ class DomainError(Exception):
         self.extra = extra or {}
 
 
+# PostgreSQL cannot store NUL in text: every place that refuses one says it the same way.
+NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+
+
 class Invalid(DomainError):
     """The request names something wrong; ``errors`` lists each field and problem."""
 
@@ -53,13 +57,17 @@ class Conflict(DomainError):
     title = "Conflict"
 
 
-class QuotaExceeded(DomainError):
-    status = http_status.HTTP_429_TOO_MANY_REQUESTS
-    code = "quota-exceeded"
-    title = "Quota exceeded"
+class RetryLater(DomainError):
+    """An error the client should retry after ``retry_after`` seconds (``Retry-After``)."""
 
     def __init__(self, detail, *, retry_after):
         super().__init__(detail, headers={"Retry-After": str(retry_after)}, extra={"retry_after": retry_after})
+
+
+class QuotaExceeded(RetryLater):
+    status = http_status.HTTP_429_TOO_MANY_REQUESTS
+    code = "quota-exceeded"
+    title = "Quota exceeded"
 
 
 class PayloadTooLarge(DomainError):

@@ -3,7 +3,7 @@ characters in the query string (400)."""
 
 from django.conf import settings
 
-from evalsite.errors import Invalid, PayloadTooLarge, domain_error_response
+from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_response
 
 
 class BodySizeLimitMiddleware:
@@ -34,9 +34,6 @@ class BodySizeLimitMiddleware:
                 PayloadTooLarge(f"The body is {length} bytes; the limit is {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
             )
         return self.get_response(request)
-
-
-NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
 
 
 class NulCharacterMiddleware:

@@ -8,7 +8,7 @@ from rest_framework import parsers, renderers
 from rest_framework.exceptions import ParseError
 from rest_framework.pagination import CursorPagination
 
-from evalsite.errors import Invalid, PayloadTooLarge
+from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge
 
 
 class FastJSONParser(parsers.BaseParser):
@@ -36,8 +36,7 @@ class FastJSONParser(parsers.BaseParser):
         # PostgreSQL cannot hold NUL in text: refuse it here, naming where it is, rather
         # than let a write fail halfway. JSON can only spell it escaped.
         if b"\\u0000" in body and (where := nul_path(data)) is not None:
-            message = "must not contain the NUL character (\\u0000)"
-            raise Invalid(f"{where} {message}.", errors=[{"field": where, "message": message}])
+            raise Invalid(f"{where} {NUL_MESSAGE}.", errors=[{"field": where, "message": NUL_MESSAGE}])
         return data
 
 

@@ -26,7 +26,7 @@ from experiments.selectors import experiment_get
 from experiments.verdict import Check, case_decide, gate_decide, ratcheted_floor
 from scoring.catalog import scorers_available
 from scoring.judge.planning import judge_sync_run_cap
-from scoring.judging import is_judged
+from scoring.judging import judged_among
 from scoring.outcomes import outcomes_ensure
 
 # Expectation key -> the check it turns on, in the order checks are reported.
@@ -85,7 +85,7 @@ def _sync_max_cases(project, dataset):
     """Cases a gate evaluates in the request: fewer when its policy names judge criteria (R // (T x J))."""
     cap = settings.EVALSITE_GATE_SYNC_MAX_CASES
     available = scorers_available(project=project)
-    judged = [available[s] for s in policy_for(dataset).scorers if s in available and is_judged(available[s])]
+    judged = judged_among(available, policy_for(dataset).scorers)
     if judged:
         cap = min(cap, judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged)))
     return cap

@@ -35,7 +35,7 @@ from evalsite.errors import Invalid
 from experiments.models import Experiment
 from scoring.catalog import requires_request_config, scorer_unknown_message, scorers_available
 from scoring.judge.planning import judge_pass_max_runs, judge_sync_cap_check, judge_sync_run_cap
-from scoring.judging import is_judged
+from scoring.judging import judged_among
 from scoring.scorers import config_validate
 
 DEFAULT_LIMIT = 1000
@@ -95,7 +95,7 @@ def score_request_read(*, project, data, background):
 
     trace_ids = data.get("trace_ids")
     started_from, limit, experiment = data.get("from"), data.get("limit"), data.get("experiment")
-    judged = [available[s] for s in scorers if s in available and is_judged(available[s])]
+    judged = judged_among(available, scorers)
     cap = runs_cap(judged, background=background)
     if trace_ids is not None:
         for name, value in (("from", started_from), ("limit", limit), ("experiment", experiment)):

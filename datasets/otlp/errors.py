@@ -2,7 +2,7 @@
 
 from rest_framework import status as http_status
 
-from evalsite.errors import DomainError
+from evalsite.errors import DomainError, RetryLater
 
 
 class UnsupportedMediaType(DomainError):
@@ -13,12 +13,9 @@ class UnsupportedMediaType(DomainError):
     title = "Unsupported media type"
 
 
-class Overloaded(DomainError):
+class Overloaded(RetryLater):
     """The server cannot take the export now; the exporter retries after ``Retry-After``."""
 
     status = http_status.HTTP_503_SERVICE_UNAVAILABLE
     code = "overloaded"
     title = "Service unavailable"
-
-    def __init__(self, detail, *, retry_after):
-        super().__init__(detail, headers={"Retry-After": str(retry_after)}, extra={"retry_after": retry_after})
