@@ -95,9 +95,9 @@ def runs_ingest(project, dataset, experiment, count, *, failing_every=0):
 
 
 def gate_time(project, dataset, experiment):
+    from datasets.experiments import experiment_get
     from experiments.gating import gate_evaluate
     from experiments.models import GateRun
-    from experiments.selectors import experiment_get
 
     gate_run = GateRun.objects.create(
         project=project, dataset=dataset, experiment=experiment_get(project=project, name=experiment)
@@ -109,9 +109,8 @@ def gate_time(project, dataset, experiment):
 
 def scores_bulk(project, experiment_name, runs, scorers, pass_share):
     """Runs of an experiment with one score per scorer each, written with COPY."""
-    from datasets.models import Trace
+    from datasets.models import Experiment, Trace
     from evalsite.bulk import ids_allocate, rows_insert
-    from experiments.models import Experiment
 
     experiment = Experiment.objects.create(project=project, name=experiment_name)
     from django.db import transaction
@@ -158,10 +157,10 @@ def scores_bulk(project, experiment_name, runs, scorers, pass_share):
         rows_insert(
             "scoring_score",
             ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
-             "detail", "source", "experiment_id", "stale", "created_at"),
+             "detail", "source", "experiment_id", "run_revision", "created_at"),
             [
                 (project.pk, pk, scorer, "1", "h", "{}", 1.0 if (pk * 7 + n) % 1000 < threshold else 0.0,
-                 (pk * 7 + n) % 1000 < threshold, "", "{}", "builtin", experiment.pk, False, now)
+                 (pk * 7 + n) % 1000 < threshold, "", "{}", "builtin", experiment.pk, 1, now)
                 for pk in ids
                 for n, scorer in enumerate(scorers)
             ],

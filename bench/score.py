@@ -55,6 +55,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402
 
 from bench.ingest import run_payloads  # noqa: E402
+from checks.scorers import AGENT_CHECK_IDS, BUILTIN_IDS  # noqa: E402
 from datasets.ingestion import traces_ingest  # noqa: E402
 from datasets.models import Dataset, GoldenCase  # noqa: E402
 from evalsite.models import Heartbeat  # noqa: E402
@@ -65,7 +66,6 @@ from scoring.engine import ScoringPlan, outcomes_compute  # noqa: E402
 from scoring.loading import runs_load  # noqa: E402
 from scoring.models import PassStatus, Score, ScoringPass  # noqa: E402
 from scoring.passes import pass_start  # noqa: E402
-from scoring.scorers import AGENT_CHECK_IDS, BUILTIN_IDS  # noqa: E402
 
 SCORERS = [*BUILTIN_IDS, *AGENT_CHECK_IDS]
 # The request's config; runs linked to a case take the case's instead where it has one.

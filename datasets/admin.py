@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import reverse
 
-from datasets.models import CaseRevision, Dataset, GoldenCase, Span, Trace
+from datasets.models import CaseRevision, Dataset, Experiment, GoldenCase, Span, Trace
 
 
 class SpanInline(admin.TabularInline):
@@ -86,3 +86,10 @@ class GoldenCaseAdmin(admin.ModelAdmin):
 
     def view_on_site(self, obj):
         return reverse("case", kwargs={"slug": obj.dataset.project.slug, "case_id": obj.pk})
+
+
+@admin.register(Experiment)
+class ExperimentAdmin(admin.ModelAdmin):
+    list_display = ["name", "project", "dataset", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["name"]

@@ -18,10 +18,10 @@ import re
 
 from jsonschema import Draft7Validator
 
+from checks.scorers.schemas import schema_problems
 from datasets.expectations import EXPECTATIONS_SCHEMA
 from datasets.models import CaseStatus
 from evalsite.errors import NUL_MESSAGE, Invalid
-from scoring.scorers.schemas import schema_problems
 
 CASE_NAME_MAX = 200
 NOTES_MAX = 20_000

@@ -12,6 +12,7 @@ raise ``Invalid`` (400), ``Conflict`` (409) or ``NotFound`` (404) and then write
 
 from django.db import IntegrityError, transaction
 
+from checks.scorers.values import json_equal
 from datasets.case_validation import (
     CASE_DEFAULTS,
     CASE_EDITABLE_FIELDS,
@@ -21,7 +22,6 @@ from datasets.case_validation import (
 from datasets.models import CaseRevision, CaseStatus, Dataset, GoldenCase, Trace
 from evalsite.errors import Conflict, Invalid
 from evalsite.models import ApiKey
-from scoring.scorers.values import json_equal
 
 Action = CaseRevision.Action
 

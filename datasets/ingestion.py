@@ -12,12 +12,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from datasets.experiments import experiments_ensure
 from datasets.models import Dataset, GoldenCase, Span, Trace, TraceSource
 from datasets.run_validation import field_name, runs_validate
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, ids_allocate, rows_insert
 from evalsite.errors import Conflict, Invalid
 from evalsite.quota import quota_reserve
-from experiments.services import experiments_ensure
 
 TRACE_COLUMNS = (
     "id", "project_id", "trace_id", "name", "input", "output", "status", "error", "started_at", "ended_at",

@@ -1,4 +1,4 @@
-"""Runs (traces and their spans) and the golden cases curated from them."""
+"""Runs (traces and their spans), the experiments they are tagged with, and the golden cases curated from them."""
 
 from django.conf import settings
 from django.db import models
@@ -43,7 +43,7 @@ class Trace(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     tags = models.JSONField(default=list, blank=True)
     experiment = models.ForeignKey(
-        "experiments.Experiment",
+        "Experiment",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -55,6 +55,10 @@ class Trace(models.Model):
     # SHA-256 of the run as it was sent: a retry with the same content is recognised
     # as a no-op, different content under the same trace_id as a conflict.
     content_hash = models.CharField(max_length=64, blank=True, default="")
+    # Bumped each time the run's content changes after it was stored (a span that
+    # arrives late over OpenTelemetry). A score keeps the revision it was computed on,
+    # so scoring sees a stale score by comparing the two; nothing here writes scores.
+    revision = models.PositiveIntegerField(default=1, db_default=1)
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -64,6 +68,9 @@ class Trace(models.Model):
             models.Index(fields=["project", "-started_at", "-id"], name="trace_project_newest"),
             # The gate and comparisons read an experiment's runs per case.
             models.Index(fields=["experiment", "case"], name="trace_experiment_case"),
+            # The few runs that changed after they were stored: the only ones whose scores
+            # can be stale (scoring.freshness looks them up here, not in every run).
+            models.Index(fields=["id", "revision"], condition=models.Q(revision__gt=1), name="trace_revised"),
         ]
 
     def __str__(self):
@@ -112,6 +119,30 @@ class Dataset(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [models.UniqueConstraint(fields=["project", "name"], name="dataset_unique_project_name")]
+
+    def __str__(self):
+        return self.name
+
+
+class Experiment(models.Model):
+    """One version of the agent (a commit, a branch, a model, a prompt): the tag a run carries.
+
+    Created on first use by ingestion, so a run needs nothing above this app to be
+    stored. Comparisons and the gate (``experiments``) read runs and scores by it.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="experiments")
+    name = models.CharField(max_length=200)
+    dataset = models.ForeignKey("Dataset", null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments")
+    # Free-form facts about the version: commit, branch, model, prompt version.
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # Moved from the experiments app with its table: the name stays.
+        db_table = "experiments_experiment"
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="experiment_unique_project_name")]
 
     def __str__(self):
         return self.name

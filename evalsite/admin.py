@@ -1,8 +1,7 @@
 from django.contrib import admin, messages
 
-from evalsite.models import ApiKey, Heartbeat, JudgeConfig, Membership, Project
+from evalsite.models import ApiKey, Heartbeat, Membership, Project
 from evalsite.projects import api_key_create, api_key_revoke
-from scoring.judge.admin import JudgeConfigAdmin
 
 
 class MembershipInline(admin.TabularInline):
@@ -66,7 +65,3 @@ class ApiKeyAdmin(admin.ModelAdmin):
 @admin.register(Heartbeat)
 class HeartbeatAdmin(admin.ModelAdmin):
     list_display = ["hostname", "seen_at"]
-
-
-# The form never renders or logs the stored key; see scoring/judge/admin.py.
-admin.site.register(JudgeConfig, JudgeConfigAdmin)

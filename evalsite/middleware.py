@@ -40,7 +40,7 @@ class NulCharacterMiddleware:
     """Refuse a NUL character in a query parameter with a 400 naming it.
 
     PostgreSQL cannot hold NUL in text, so a filter with one would fail in the database.
-    JSON bodies are checked by ``evalsite.rest.FastJSONParser``; a name in the path with
+    JSON bodies are checked by ``web.api.rest.FastJSONParser``; a name in the path with
     one names nothing that exists, and the views answer 404.
     """
 

@@ -1,4 +1,4 @@
-"""Projects, their API keys, members and judge configuration, the quota ledger and worker heartbeats."""
+"""Projects, their API keys and members, the quota ledger and worker heartbeats."""
 
 from django.conf import settings
 from django.db import models
@@ -68,60 +68,6 @@ class Membership(models.Model):
 
     def allows(self, role):
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
-
-
-class JudgeConfig(models.Model):
-    """A project's LLM judge: where to call it, with which model, and the criteria it asks.
-
-    Off until configured: no row, or a blank endpoint or model, means no judge.
-    ``api_key`` is stored as given (the provider needs it back in clear), so it is as
-    safe as the database; every surface treats it as write-only: it is never returned,
-    rendered, logged or put in an error message. Validation lives in
-    ``scoring.judge.services.judge_configure``; the checks below keep the ranges honest
-    whatever writes the row.
-    """
-
-    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="judge_config")
-    # Base URL of an OpenAI-compatible server; calls go to {endpoint}/chat/completions.
-    endpoint = models.CharField(max_length=500, blank=True, default="")
-    model = models.CharField(max_length=200, blank=True, default="")
-    api_key = models.CharField(max_length=1000, blank=True, default="")
-    # One call, from connect to the last byte of the reply.
-    timeout_seconds = models.PositiveSmallIntegerField(default=30)
-    # {criterion_id: question}; the ids cannot collide with a built-in scorer's.
-    criteria = models.JSONField(default=dict, blank=True)
-    # Judge calls a worker makes at once for this project.
-    max_concurrency = models.PositiveSmallIntegerField(default=4)
-    updated_at = models.DateTimeField(auto_now=True)
-    updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-
-    class Meta:
-        verbose_name = "judge configuration"
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(timeout_seconds__gte=1, timeout_seconds__lte=300), name="judge_timeout_1_300"
-            ),
-            models.CheckConstraint(
-                condition=models.Q(max_concurrency__gte=1, max_concurrency__lte=32), name="judge_concurrency_1_32"
-            ),
-        ]
-
-    def __str__(self):
-        # Never the key.
-        return f"judge of {self.project.slug}"
-
-    def __repr__(self):
-        return f"<JudgeConfig project={self.project_id} model={self.model!r}>"
-
-    @property
-    def is_configured(self):
-        return bool(self.endpoint.strip() and self.model.strip())
-
-    @property
-    def has_api_key(self):
-        return bool(self.api_key)
 
 
 class QuotaWindow(models.Model):

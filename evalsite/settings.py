@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "datasets",
     "scoring",
     "experiments",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -48,7 +49,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "evalsite.urls"
+ROOT_URLCONF = "web.urls"
 WSGI_APPLICATION = "evalsite.wsgi.application"
 
 TEMPLATES = [
@@ -116,15 +117,15 @@ EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimu
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["evalsite.auth.HasProjectKey"],
-    "DEFAULT_PARSER_CLASSES": ["evalsite.rest.FastJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["evalsite.rest.FastJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["web.api.rest.FastJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["web.api.rest.FastJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "evalsite.errors.problem_exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "evalsite.rest.NewestFirstCursorPagination",
+    "DEFAULT_PAGINATION_CLASS": "web.api.rest.NewestFirstCursorPagination",
     "PAGE_SIZE": 50,
 }
 if not DEBUG:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["evalsite.rest.FastJSONRenderer"]
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["web.api.rest.FastJSONRenderer"]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "evalsite API",
@@ -143,7 +144,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1/api",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "evalsite.openapi.bad_request_documented",
+        "web.api.openapi.bad_request_documented",
     ],
     # Swagger UI and Redoc served from this site, not a CDN: the docs work offline.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -3,15 +3,8 @@ from django.contrib import admin
 
 from evalsite.errors import Invalid
 from evalsite.models import Membership, Role
-from experiments.models import Experiment, FloorChange, GatePolicy, GateRun
+from experiments.models import FloorChange, GatePolicy, GateRun
 from experiments.policies import floor_lower
-
-
-@admin.register(Experiment)
-class ExperimentAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "dataset", "created_at"]
-    list_filter = ["project"]
-    search_fields = ["name"]
 
 
 class FloorChangeInline(admin.TabularInline):

@@ -15,6 +15,7 @@ from django.db.models import Avg, Count, F, IntegerField, Max, Min
 from django.db.models.functions import Cast
 
 from datasets.models import GoldenCase, Trace
+from scoring.freshness import scores_fresh
 from scoring.models import Abstention, Score
 
 MIN_DECIDABLE_N = 20
@@ -58,7 +59,7 @@ def _has_scorer(stats, scorer):
 
 
 def _score_stats(experiment_ids, scorers):
-    scores = Score.objects.filter(experiment_id__in=experiment_ids, stale=False)
+    scores = scores_fresh(Score.objects.filter(experiment_id__in=experiment_ids))
     if scorers:
         scores = scores.filter(scorer__in=scorers)
     aggregated = scores.values("scorer", "scorer_version", "experiment_id").annotate(
@@ -113,7 +114,7 @@ def _row(scorer, version, base, candidate, base_abstained, candidate_abstained, 
 
 def _case_verdicts(experiment, scorers):
     """``{(case_id, scorer): (all_passed, trace pk)}`` for an experiment's runs linked to cases."""
-    scores = Score.objects.filter(experiment=experiment, case__isnull=False, stale=False)
+    scores = scores_fresh(Score.objects.filter(experiment=experiment, case__isnull=False))
     if scorers:
         scores = scores.filter(scorer__in=scorers)
     grouped = scores.values("case_id", "scorer").annotate(ok=Min(Cast("passed", IntegerField())), trace=Max("trace_id"))

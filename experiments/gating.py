@@ -4,7 +4,7 @@ decide PASS or FAIL, and keep the verdict as a GateRun.
 Which checks gate a case: the expectations it has (each key below implies one check)
 plus ``expectations.scorers`` and the policy's extra ``scorers``. The run of a case is
 the experiment's most recent run linked to it. The verdict rules live in
-``experiments.verdict``; this module gathers the evidence and writes the record.
+``checks.verdict``; this module gathers the evidence and writes the record.
 
 Small datasets are evaluated in the request; above ``GATE_SYNC_MAX_CASES`` active cases
 (or, when the policy names judge criteria, above the runs a request can judge:
@@ -16,17 +16,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor
 from datasets.case_selectors import dataset_get
+from datasets.experiments import experiment_get
 from datasets.models import CaseStatus, GoldenCase, Trace
 from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
 from experiments.models import GateRun
 from experiments.policies import baseline_record, policy_for
-from experiments.selectors import experiment_get
-from experiments.verdict import Check, case_decide, gate_decide, ratcheted_floor
 from scoring.catalog import scorers_available
+from scoring.judge.criteria import judged_among
 from scoring.judge.planning import judge_sync_run_cap
-from scoring.judging import judged_among
 from scoring.outcomes import outcomes_ensure
 
 # Expectation key -> the check it turns on, in the order checks are reported.

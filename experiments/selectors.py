@@ -1,20 +1,12 @@
-"""Reads of experiments and gate runs, scoped to one project (another project's is not found)."""
+"""Reads of gate runs and of experiments' results, scoped to one project (another project's is not found)."""
 
+from django.db.models import Avg, Case, Count, FloatField, When
+
+from datasets.experiments import experiment_list
 from evalsite.errors import NotFound
-from experiments.models import Experiment, GateRun
-
-
-def experiment_get(*, project, name, field="experiment"):
-    experiment = Experiment.objects.select_related("dataset").filter(project=project, name=name).first()
-    if experiment is None:
-        raise NotFound(
-            f"No experiment named {name!r} in this project.", errors=[{"field": field, "message": "unknown experiment"}]
-        )
-    return experiment
-
-
-def experiment_list(*, project):
-    return Experiment.objects.filter(project=project).select_related("dataset")
+from experiments.models import GateRun
+from scoring.freshness import scores_fresh
+from scoring.models import Score
 
 
 def gate_run_get(*, project, gate_run_id):
@@ -37,3 +29,23 @@ def gate_run_list(*, project, dataset=None, experiment=None, verdict=None):
     if verdict:
         runs = runs.filter(verdict=verdict)
     return runs
+
+
+def experiments_overview(*, project):
+    """The project's experiments, oldest first, each with ``latest_gate`` (its last finished
+    gate run), ``scores_n`` and ``pass_rate`` (share of its fresh scores that passed)."""
+    experiments = list(experiment_list(project=project).order_by("created_at", "id"))
+    rates = {
+        row["experiment_id"]: row
+        for row in scores_fresh(Score.objects.filter(experiment__in=[e.pk for e in experiments]))
+        .values("experiment_id")
+        .annotate(n=Count("id"), rate=Avg(Case(When(passed=True, then=1.0), default=0.0, output_field=FloatField())))
+    }
+    latest_gate = {}
+    for gate_run in GateRun.objects.filter(project=project, status=GateRun.Status.DONE).order_by("created_at", "id"):
+        latest_gate[gate_run.experiment_id] = gate_run
+    for experiment in experiments:
+        experiment.latest_gate = latest_gate.get(experiment.pk)
+        experiment.scores_n = rates.get(experiment.pk, {}).get("n", 0)
+        experiment.pass_rate = rates.get(experiment.pk, {}).get("rate")
+    return experiments

@@ -8,9 +8,10 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from scoring.models import Abstention, Score, ScoringChunk, ScoringPass
+from checks.scorers import SCORERS
+from scoring.judge.admin import JudgeConfigAdmin
+from scoring.models import Abstention, JudgeConfig, Score, ScoringChunk, ScoringPass
 from scoring.review import abstentions_mark_reviewed, abstentions_rescore
-from scoring.scorers import SCORERS
 
 
 class ScorerFilter(admin.SimpleListFilter):
@@ -26,8 +27,8 @@ class ScorerFilter(admin.SimpleListFilter):
 
 @admin.register(Score)
 class ScoreAdmin(admin.ModelAdmin):
-    list_display = ["trace", "scorer", "scorer_version", "value", "passed", "stale", "experiment", "created_at"]
-    list_filter = [ScorerFilter, "passed", "stale", "source"]
+    list_display = ["trace", "scorer", "scorer_version", "value", "passed", "run_revision", "experiment", "created_at"]
+    list_filter = [ScorerFilter, "passed", "source"]
     list_select_related = ["trace", "experiment"]
     search_fields = ["trace__trace_id"]
     raw_id_fields = ["trace", "case", "experiment", "scoring_pass", "project"]
@@ -123,3 +124,7 @@ class ScoringPassAdmin(admin.ModelAdmin):
     def skips_link(self, scoring_pass):
         url = reverse("admin:scoring_abstention_changelist") + f"?scoring_pass__id__exact={scoring_pass.pk}"
         return format_html('<a href="{}">{} skips and abstentions</a>', url, scoring_pass.skipped)
+
+
+# The form never renders or logs the stored key; see scoring/judge/admin.py.
+admin.site.register(JudgeConfig, JudgeConfigAdmin)

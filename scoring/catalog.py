@@ -1,16 +1,16 @@
 """Which scorers a project may name in a scoring request, and what an unknown id gets.
 
 ``scorers_available(project=...)`` is the one list of valid scorer ids: the 13
-built-in scorers and the 3 agent checks of ``scoring.scorers``, then the project's
-configured judge criteria (``scoring.judging.JudgeCriterion``), so the unknown-id
+built-in scorers and the 3 agent checks of ``checks.scorers``, then the project's
+configured judge criteria (``scoring.judge.criteria.JudgeCriterion``), so the unknown-id
 message, the pass services, the gate and the API all see them at once.
 ``GET /v1/api/scorers`` lists only the built-ins (``scorers_describe``), as
 ARCHITECTURE §5 says: the unknown-id message is the one place criteria are named back.
 """
 
+from checks.scorers import SCORERS
+from scoring.judge.criteria import scorers_from_judge
 from scoring.judge.selectors import judge_get, unknown_scorer_message
-from scoring.judging import scorers_from_judge
-from scoring.scorers import SCORERS
 
 
 def scorers_available(*, project):

@@ -14,7 +14,7 @@ stored, or this pass already recorded an abstention), and returns one ``Outcome`
 
 ``outcome_compute`` is the one place a built-in scorer is called on a run. Judge
 criteria (``kind == "judge"``) are left out here: their calls are made concurrently by
-``scoring.judging.outcomes_judge``.
+``scoring.judge.criteria.outcomes_judge``.
 """
 
 import math
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from scoring.scorers import Abstain, Result, config_hash, resolve_config, score_run
+from checks.scorers import Abstain, Result, config_hash, resolve_config, score_run
 
 SOURCE_BUILTIN = "builtin"
 
@@ -150,7 +150,7 @@ def outcomes_compute(plan, runs, *, decided=None, deadline=None):
         late = deadline is not None and time.monotonic() >= deadline
         for scorer, resolved in plan.for_run(run):
             if scorer.kind == "judge":
-                continue  # called concurrently by scoring.judging.outcomes_judge
+                continue  # called concurrently by scoring.judge.criteria.outcomes_judge
             if decided:
                 counts = decided.get((run.pk, scorer.id, scorer.version, resolved.config_hash))
                 if counts is not None:

@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
+from scoring.judge.criteria import outcomes_judge
 from scoring.judge.planning import judge_deadline
-from scoring.judging import outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import PassStatus, ScoringPass
-from scoring.selection import score_request_read, selection_pks
+from scoring.requests import score_request_read, selection_pks
 from scoring.writer import WriteReport, keys_decided, outcomes_write
 
 # Share of the request timeout spent scoring; the rest is left for loading, writing

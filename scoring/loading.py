@@ -3,7 +3,7 @@
 Three queries per batch whatever its size (runs, their spans, their cases), with the
 column values decoded by hand: going through model instances costs several times more
 than the scorers themselves on a large pass. Spans are in execution order (start time,
-spans without one last, then the order the client listed them); ``spans_version`` lets
+spans without one last, then the order the client listed them); ``revision`` lets
 the writer notice a run that changed after it was loaded. A run linked to a case
 carries the case's ``expected_output`` and ``expectations`` and ``has_case=True``.
 """
@@ -13,10 +13,9 @@ from dataclasses import dataclass
 import orjson
 from django.db import connection
 
-from datasets.models import GoldenCase, Span, Trace
+from checks.scorers import RunView, SpanView
+from datasets.models import Experiment, GoldenCase, Span, Trace
 from evalsite.bulk import rows_select_by_ids
-from experiments.models import Experiment
-from scoring.scorers import RunView, SpanView
 
 
 @dataclass(slots=True)
@@ -27,9 +26,8 @@ class LoadedRun:
     view: RunView
     experiment_id: int | None
     case_id: int | None
-    # (number of spans, highest span row id): any span added, replaced or removed
-    # since the run was loaded changes it (span row ids only grow).
-    spans_version: tuple
+    # The run's revision when it was loaded: ingestion bumps it when the run changes.
+    revision: int
     # The linked case's expected answer and expectations as canonical JSON (None without
     # a case): cases with the same content configure scorers the same way.
     case_key: bytes | None = None
@@ -47,22 +45,20 @@ def runs_load(trace_pks):
     traces = {
         row[0]: row
         for row in rows_select_by_ids(
-            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id "
+            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id, revision "
             f"FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
             trace_pks,
         )
     }
     rows = rows_select_by_ids(
         f"SELECT trace_id, span_id, parent_span_id, kind, name, input, output, status, error, latency_ms, "
-        f"cost_cents, position, id, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
+        f"cost_cents, position, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
         list(traces),
     )
     # Execution order: start time (spans without one last), then the client's order.
-    rows.sort(key=lambda r: (r[0], r[13] is None, r[13] or 0, r[11]))
-    spans, top_id = {}, {}
+    rows.sort(key=lambda r: (r[0], r[12] is None, r[12] or 0, r[11]))
+    spans = {}
     for row in rows:
-        if row[12] > top_id.get(row[0], 0):
-            top_id[row[0]] = row[12]
         spans.setdefault(row[0], []).append(
             SpanView(
                 span_id=row[1],
@@ -104,7 +100,7 @@ def runs_load(trace_pks):
                 ),
                 experiment_id=row[8],
                 case_id=row[9] if case else None,
-                spans_version=(len(run_spans), top_id.get(pk, 0)),
+                revision=row[10],
                 case_key=case[2] if case else None,
             )
         )

@@ -1,4 +1,4 @@
-"""Scores, abstentions and skips, and the scoring passes (split in chunks) that write them."""
+"""Scores, abstentions and skips, the scoring passes (split in chunks) that write them, and the judge's configuration."""
 
 from django.conf import settings
 from django.db import models
@@ -46,7 +46,7 @@ class Score(models.Model):
     source = models.CharField(max_length=10, choices=ScoreSource.choices, default=ScoreSource.BUILTIN)
     # Indexed by score_experiment_scorer below.
     experiment = models.ForeignKey(
-        "experiments.Experiment",
+        "datasets.Experiment",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -72,8 +72,10 @@ class Score(models.Model):
         db_constraint=False,
         db_index=False,
     )
-    # Set when the run changed after scoring (a late span arrived); a re-score replaces it.
-    stale = models.BooleanField(default=False)
+    # The run's revision this score was computed on. Older than the run's own revision
+    # means the run changed since (a late span arrived): the score is stale, reads
+    # leave it out and a re-score replaces it (``scoring.freshness``).
+    run_revision = models.PositiveIntegerField(default=1, db_default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -119,7 +121,7 @@ class Abstention(models.Model):
     detail = models.JSONField(default=dict, blank=True)
     # Comparisons count an experiment's abstentions: indexed.
     experiment = models.ForeignKey(
-        "experiments.Experiment",
+        "datasets.Experiment",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -284,3 +286,59 @@ class ScoringChunk(models.Model):
 
     def __str__(self):
         return f"pass {self.scoring_pass_id} chunk {self.ordinal} ({self.status})"
+
+
+class JudgeConfig(models.Model):
+    """A project's LLM judge: where to call it, with which model, and the criteria it asks.
+
+    Off until configured: no row, or a blank endpoint or model, means no judge.
+    ``api_key`` is stored as given (the provider needs it back in clear), so it is as
+    safe as the database; every surface treats it as write-only: it is never returned,
+    rendered, logged or put in an error message. Validation lives in
+    ``scoring.judge.services.judge_configure``; the checks below keep the ranges honest
+    whatever writes the row.
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="judge_config")
+    # Base URL of an OpenAI-compatible server; calls go to {endpoint}/chat/completions.
+    endpoint = models.CharField(max_length=500, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    api_key = models.CharField(max_length=1000, blank=True, default="")
+    # One call, from connect to the last byte of the reply.
+    timeout_seconds = models.PositiveSmallIntegerField(default=30)
+    # {criterion_id: question}; the ids cannot collide with a built-in scorer's.
+    criteria = models.JSONField(default=dict, blank=True)
+    # Judge calls a worker makes at once for this project.
+    max_concurrency = models.PositiveSmallIntegerField(default=4)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        # Moved from the evalsite app with its table: the name stays.
+        db_table = "evalsite_judgeconfig"
+        verbose_name = "judge configuration"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(timeout_seconds__gte=1, timeout_seconds__lte=300), name="judge_timeout_1_300"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_concurrency__gte=1, max_concurrency__lte=32), name="judge_concurrency_1_32"
+            ),
+        ]
+
+    def __str__(self):
+        # Never the key.
+        return f"judge of {self.project.slug}"
+
+    def __repr__(self):
+        return f"<JudgeConfig project={self.project_id} model={self.model!r}>"
+
+    @property
+    def is_configured(self):
+        return bool(self.endpoint.strip() and self.model.strip())
+
+    @property
+    def has_api_key(self):
+        return bool(self.api_key)

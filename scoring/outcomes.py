@@ -15,12 +15,13 @@ from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from checks.scorers import Result
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute
-from scoring.judging import outcomes_judge
+from scoring.freshness import scores_fresh
+from scoring.judge.criteria import outcomes_judge
 from scoring.loading import runs_load
 from scoring.models import Score
-from scoring.scorers import Result
 from scoring.writer import outcomes_write
 
 
@@ -84,7 +85,7 @@ def _stored(keys):
     if not keys:
         return {}
     rows = (
-        Score.objects.filter(trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}, stale=False)
+        scores_fresh(Score.objects.filter(trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}))
         # The detail as text, decoded with orjson: several times faster than the JSON field's json.loads.
         .annotate(detail_text=Cast("detail", TextField()))
         .values_list("trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail_text")

@@ -2,7 +2,7 @@
 
 A background pass goes through these steps, each safe to run twice:
 
-1. ``pass_start`` checks the request (``scoring.selection``), stores the pass
+1. ``pass_start`` checks the request (``scoring.requests``), stores the pass
    ``queued`` and, once committed, sends ``scoring.pass_plan``.
 2. ``pass_plan`` (pass row locked; a pass that is no longer ``queued`` is left alone)
    streams the selected runs' primary keys into ``ScoringChunk`` rows of
@@ -16,7 +16,7 @@ A background pass goes through these steps, each safe to run twice:
    then marked done by compare-and-set, the pass counters take its totals (so a chunk
    never counts twice), and the chunk that finishes last marks the pass ``done``.
    Judge criteria are called after each batch's built-in scores, concurrently
-   (``scoring.judging``), and each judge score is written with the chunk's counters
+   (``scoring.judge.criteria``), and each judge score is written with the chunk's counters
    as soon as the model answers: a worker killed midway keeps every one it finished,
    and the chunk's next claim judges only what is missing.
 4. ``passes_resume`` (sent by every worker every ``sweep_interval()`` seconds) marks
@@ -49,10 +49,10 @@ from django.utils.dateparse import parse_datetime
 
 from scoring.catalog import scorers_available
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
-from scoring.judging import is_judged, outcomes_judge
+from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
-from scoring.selection import score_request_from_pass, score_request_read, selection_pks
+from scoring.requests import score_request_from_pass, score_request_read, selection_pks
 from scoring.writer import keys_decided, outcomes_write
 
 logger = logging.getLogger(__name__)

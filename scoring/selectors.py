@@ -1,4 +1,4 @@
-"""Reads of passes, scores and abstentions, always scoped to one project.
+"""Reads of passes, and of runs' scores and abstentions, always scoped to one project.
 
 A pass, score or abstention of another project is simply not found (404), like a
 missing one. Lists are ordered for stable paging; nothing here loads a table whole.
@@ -6,13 +6,58 @@ missing one. Lists are ordered for stable paging; nothing here loads a table who
 
 from collections import Counter
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
+from datasets.run_selectors import trace_list
 from evalsite.errors import NotFound
-from scoring.models import Abstention, ScoringChunk, ScoringPass
+from scoring.freshness import score_is_stale
+from scoring.models import Abstention, Score, ScoringChunk, ScoringPass
 
 # Skips listed per page of a pass (the rest through ``skips_after``).
 PASS_SKIPS_PAGE = 100
+ANY_SCORER = "any"
+
+
+def _failed_scores(scorer=None):
+    scores = Score.objects.filter(trace=OuterRef("pk"), passed=False)
+    return scores.filter(scorer=scorer) if scorer and scorer != ANY_SCORER else scores
+
+
+def _abstentions(scorer=None):
+    abstentions = Abstention.objects.filter(trace=OuterRef("pk"))
+    return abstentions.filter(scorer=scorer) if scorer and scorer != ANY_SCORER else abstentions
+
+
+def runs_filter_by_scores(traces, *, scorer_failed=None, scorer_abstained=None):
+    """``traces`` narrowed to runs with a failed score / an abstention of that scorer id
+    (or of any scorer with ``"any"``): EXISTS subqueries on the scores' and abstentions'
+    run index, so a list stays one query."""
+    if scorer_failed:
+        traces = traces.filter(Exists(_failed_scores(scorer_failed)))
+    if scorer_abstained:
+        traces = traces.filter(Exists(_abstentions(scorer_abstained)))
+    return traces
+
+
+def runs_list(*, project, scorer_failed=None, scorer_abstained=None, **filters):
+    """The project's runs matching ``datasets.run_selectors.trace_list``'s ``filters`` and the score filters."""
+    return runs_filter_by_scores(
+        trace_list(project=project, **filters), scorer_failed=scorer_failed, scorer_abstained=scorer_abstained
+    )
+
+
+def runs_annotate_scores(traces):
+    """Runs with ``has_failed_score`` and ``has_abstention`` flags (still one query)."""
+    return traces.annotate(has_failed_score=Exists(_failed_scores()), has_abstention=Exists(_abstentions()))
+
+
+def run_scores(trace):
+    """The run's scores (by scorer, each with ``stale``) and abstentions (newest first), for its detail."""
+    scores = list(trace.scores.select_related("experiment").order_by("scorer", "scorer_version", "id"))
+    for score in scores:
+        score.stale = score_is_stale(score, trace)
+    abstentions = list(trace.abstentions.select_related("experiment").order_by("-created_at", "-id"))
+    return scores, abstentions
 
 
 def pass_get(*, project, pass_id):

@@ -7,14 +7,14 @@
    on them and each sees what the other wrote (on SQLite the IMMEDIATE transaction
    already holds the database's write lock). Runs deleted since they were loaded are
    dropped.
-2. compares each run's spans (count and highest row id) with those it was scored on:
-   a run that changed meanwhile (OpenTelemetry spans arrived: that ingestion locks
-   the run too, and marks its scores stale) is not written from old data; its
-   outcomes become ``run_changed`` skips, and the next pass scores it again.
-3. reads what is already decided for these runs: a stored score that is not stale
-   (left alone, counted ``existing`` unless this pass wrote it on an earlier attempt),
-   or an abstention this pass already recorded. A
-   stale score counts as missing: the new score replaces it (same unique key, one
+2. compares each run's ``revision`` with the one it was scored on: a run that changed
+   meanwhile (OpenTelemetry spans arrived: that ingestion locks the run too, and bumps
+   its revision) is not written from old data; its outcomes become ``run_changed``
+   skips, and the next pass scores it again.
+3. reads what is already decided for these runs: a stored score computed on the run's
+   current revision (left alone, counted ``existing`` unless this pass wrote it on an
+   earlier attempt), or an abstention this pass already recorded. A stale score (an
+   older revision) counts as missing: the new score replaces it (same unique key, one
    row), and so does an abstention computed in its place.
 4. reserves quota for the scores left (``quota_reserve(partial=True)``, after the run
    locks, so lock order is always runs then quota window). Scores beyond the grant are
@@ -35,14 +35,14 @@ import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
-from datasets.models import Span, Trace
+from datasets.models import Trace
 from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_select_by_ids
 from evalsite.quota import quota_remaining, quota_reserve
 from scoring.models import Abstention, AbstentionKind, Score
 
 SCORE_COLUMNS = (
     "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
-    "detail", "source", "experiment_id", "case_id", "scoring_pass_id", "stale", "created_at",
+    "detail", "source", "experiment_id", "case_id", "scoring_pass_id", "run_revision", "created_at",
 )  # fmt: skip
 ABSTENTION_COLUMNS = (
     "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "kind", "reason", "detail",
@@ -66,11 +66,11 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
     """What is already decided for these runs: ``(decided, stale)``.
 
     ``decided`` maps the (trace pk, scorer, version, config hash) keys of stored scores
-    that are not stale, and of abstentions recorded by pass ``pass_id`` (unless
+    computed on the run's current revision, and of abstentions recorded by pass ``pass_id`` (unless
     ``with_abstentions`` is false), to whether they count as ``existing``: True when
     stored before this pass, False when this pass itself wrote them (on an earlier
-    attempt at the same chunk, already counted). ``stale`` maps the keys of stale
-    scores to their row ids.
+    attempt at the same chunk, already counted). ``stale`` maps the keys of scores
+    computed on an older revision of their run to their row ids.
     """
     decided, stale = {}, {}
     if not trace_pks or not scorer_ids:
@@ -79,8 +79,9 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
     # All of each run's scores (one range of the unique index per run), filtered here:
     # an IN list on the scorer would make it one index descent per run and scorer.
     rows = rows_select_by_ids(
-        f"SELECT id, trace_id, scorer, scorer_version, config_hash, stale, scoring_pass_id "
-        f"FROM {q(Score._meta.db_table)} WHERE trace_id {{ids}}",
+        f"SELECT s.id, s.trace_id, s.scorer, s.scorer_version, s.config_hash, s.run_revision < t.revision, "
+        f"s.scoring_pass_id FROM {q(Score._meta.db_table)} s JOIN {q(Trace._meta.db_table)} t ON t.id = s.trace_id "
+        f"WHERE s.trace_id {{ids}}",
         trace_pks,
     )
     wanted = set(scorer_ids)
@@ -170,7 +171,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
             (
                 project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.config_json, o.result.value,
                 o.result.passed, o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id,
-                o.run.case_id, pass_id, False, stamp,
+                o.run.case_id, pass_id, o.run.revision, stamp,
             )
             for o in report.written
         ],
@@ -198,14 +199,10 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
 
 def _changed_runs(runs, present):
     q = connection.ops.quote_name
-    versions = {
-        trace: (n, top)
-        for trace, n, top in rows_select_by_ids(
-            f"SELECT trace_id, COUNT(*), MAX(id) FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}} GROUP BY trace_id",
-            sorted(present),
-        )
-    }
-    return {run.pk for run in runs if run.pk in present and versions.get(run.pk, (0, 0)) != run.spans_version}
+    revisions = dict(
+        rows_select_by_ids(f"SELECT id, revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}", sorted(present))
+    )
+    return {run.pk for run in runs if run.pk in present and revisions.get(run.pk) != run.revision}
 
 
 def _default(value):

@@ -1,9 +1,13 @@
-"""Layer rules, checked on the real import graph (transitive imports included).
+"""The house's rules, checked on the real import graph (docs/architecture.md).
 
-- Pure modules (scorers, the gate verdict, the evalgate client, the example agent)
-  import nothing of Django, DRF or Celery, so they can be reasoned about and run alone.
-- Models import no views, APIs, tasks or services: data does not depend on its users.
-- Tasks stay thin: they import services, never models or the ORM directly.
+- Layers run one way: ``web`` → ``experiments`` → ``scoring`` → ``datasets`` →
+  ``evalsite`` → ``checks``. A module imports only from its own layer and the layers
+  below; an import that points up fails here with the importing line.
+- Pure modules (``checks``, the evalgate client, the example agent) import nothing of
+  Django, DRF or Celery, and the client and the example nothing of the server.
+- No import cycle between modules, except a service that enqueues its own app's task
+  (the task imports the service; the service imports the task where it enqueues).
+- Models import no views, APIs, tasks or services; tasks touch no models directly.
 """
 
 import importlib.util
@@ -13,15 +17,47 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ["evalsite", "datasets", "scoring", "experiments", "client", "examples"]
+LAYERS = ["web", "experiments", "scoring", "datasets", "evalsite", "checks"]
+OUTSIDE = ["client", "examples"]
 FRAMEWORKS = ("django", "rest_framework", "celery", "kombu", "drf_spectacular")
-PURE_PACKAGES = ["scoring.scorers", "experiments.verdict", "client", "examples"]
+PURE_PACKAGES = ["checks", *OUTSIDE]
+MAX_MODULE_LINES = 500
 
 
 @pytest.fixture(scope="module")
 def graph():
-    present = [p for p in PACKAGES if importlib.util.find_spec(p) is not None]
+    present = [p for p in [*LAYERS, *OUTSIDE] if importlib.util.find_spec(p) is not None]
     return grimp.build_graph(*present, include_external_packages=True)
+
+
+def layer_violations(graph):
+    """Every import that runs up the layers, as ``importer:line imports imported``."""
+    lines = []
+    for dependency in graph.find_illegal_dependencies_for_layers(layers=LAYERS):
+        for route in dependency.routes:
+            importer, imported = route.heads, route.tails
+            for head in sorted(importer):
+                for tail in sorted(imported):
+                    for middle in [route.middle] if route.middle else [()]:
+                        first = middle[0] if middle else tail
+                        for detail in graph.get_import_details(importer=head, imported=first):
+                            lines.append(
+                                f"{head}:{detail['line_number']} imports {first} "
+                                f"({dependency.importer} may not depend on {dependency.imported})"
+                            )
+    return sorted(set(lines))
+
+
+def test_no_import_runs_up_the_layers(graph):
+    assert layer_violations(graph) == []
+
+
+def test_an_upward_import_is_reported_with_its_line():
+    graph = grimp.build_graph(*LAYERS)
+    graph.add_import(importer="datasets.run_selectors", imported="scoring.models", line_number=7, line_contents="x")
+    assert "datasets.run_selectors:7 imports scoring.models (datasets may not depend on scoring)" in layer_violations(
+        graph
+    )
 
 
 def _modules(graph, package):
@@ -40,12 +76,75 @@ def test_pure_modules_import_nothing_of_the_web_framework(graph):
     assert offenders == []
 
 
+def test_the_client_and_the_example_import_nothing_of_the_server(graph):
+    offenders = [
+        f"{module} -> {layer}"
+        for package in OUTSIDE
+        for module in _modules(graph, package)
+        for layer in LAYERS
+        if layer in graph.modules and graph.chain_exists(importer=module, imported=layer, as_packages=True)
+    ]
+    assert offenders == []
+
+
+def import_cycles(graph):
+    """Groups of project modules that import each other in a loop (strongly connected components)."""
+    modules = sorted(m for m in graph.modules if m.split(".")[0] in (*LAYERS, *OUTSIDE))
+    edges = {m: [i for i in graph.find_modules_directly_imported_by(m) if i in set(modules)] for m in modules}
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+
+    def visit(root):
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges[child])))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        cycles.append(sorted(group))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycle_but_a_service_enqueueing_its_own_task(graph):
+    def allowed(group):
+        tasks = [m for m in group if m.endswith(".tasks")]
+        return len(group) == 2 and len(tasks) == 1 and group[0].rsplit(".", 1)[0] == group[1].rsplit(".", 1)[0]
+
+    assert [group for group in import_cycles(graph) if not allowed(group)] == []
+
+
 def test_models_import_no_views_apis_services_or_tasks(graph):
-    users = [m for m in graph.modules if m.split(".")[-1] in ("views", "api", "tasks", "services", "page_urls", "urls")]
+    users = [m for m in graph.modules if m.split(".")[-1] in ("views", "api", "tasks", "services", "urls")]
+    users += [m for m in graph.modules if m.startswith("web")]
     offenders = [
         f"{model} -> {user}"
         for model in graph.modules
-        if model.endswith(".models") and model.split(".")[0] in PACKAGES
+        if model.endswith(".models") and model.split(".")[0] in LAYERS
         for user in users
         if graph.chain_exists(importer=model, imported=user)
     ]
@@ -55,11 +154,23 @@ def test_models_import_no_views_apis_services_or_tasks(graph):
 def test_tasks_call_services_and_touch_no_models_directly(graph):
     offenders = []
     for module in graph.modules:
-        if module.split(".")[-1] == "tasks" and module.split(".")[0] in PACKAGES:
+        if module.split(".")[-1] == "tasks" and module.split(".")[0] in LAYERS:
             imported = graph.find_modules_directly_imported_by(module)
             offenders += [f"{module} -> {m}" for m in imported if m.endswith(".models") or m.startswith("django.db")]
     assert offenders == []
 
 
+def _project_sources():
+    for package in [*LAYERS, *OUTSIDE, "bench"]:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" not in path.parts:
+                yield path
+
+
 def test_no_module_is_called_utils():
-    assert [p for p in ROOT.glob("*/**/utils.py") if ".venv" not in p.parts] == []
+    assert [p for p in _project_sources() if p.name == "utils.py"] == []
+
+
+def test_no_module_is_over_the_size_of_one_job():
+    sizes = {str(p.relative_to(ROOT)): p.read_text().count("\n") for p in _project_sources()}
+    assert {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}

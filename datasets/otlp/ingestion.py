@@ -15,9 +15,9 @@ Spans of one trace may come in several exports, in any order, and again on retri
 - **Re-sent spans are not duplicated.** A span with the (trace, span_id) of a stored
   one replaces it when its content differs (the later copy wins: an SDK that re-exports
   a span sends its final state) and is ignored when equal (a plain retry changes nothing).
-- **Scores go stale.** When a run gains or changes a span, its scores are marked
-  ``stale`` in the same transaction: they were computed on a run that no longer exists,
-  and the next scoring pass replaces them.
+- **Scores go stale.** When a run gains or changes a span, its ``revision`` is bumped
+  in the same transaction: scores computed on an older revision describe a run that no
+  longer exists, and scoring reads them as stale and replaces them on its next pass.
 - **Quota.** Each *new run* counts one against the project's ``quota_per_minute``
   (spans of known runs are free). Over quota, the whole export is refused (429 with
   ``Retry-After``) and nothing is written.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import Count
+from django.db.models import Count, F
 from django.utils import timezone
 
 from datasets.ingestion import SPAN_COLUMNS
@@ -45,7 +45,6 @@ from datasets.otlp.runs import runs_recompute
 from datasets.run_schema import MAX_SPANS_PER_RUN
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, rows_insert
 from evalsite.quota import quota_reserve
-from scoring.models import Score
 
 RETRY_AFTER_SECONDS = 1
 _CHUNK = 500
@@ -68,7 +67,7 @@ def otlp_spans_ingest(*, project, spans):
     Atomic: the accepted spans and their runs are all written, or nothing is. Returns
     an ``ExportOutcome``. Raises ``QuotaExceeded`` (429) or ``Overloaded`` (503),
     writing nothing. Idempotent: the same export sent twice writes nothing the second
-    time and marks no score stale.
+    time and leaves every revision as it was.
     """
     outcome = ExportOutcome()
     by_trace = {}
@@ -156,14 +155,14 @@ def _merge(project, by_trace, outcome):
             touched.append(trace)
             (outcome.created if trace.trace_id in created else outcome.updated).append(trace.trace_id)
 
-    # A changed span is written as a new row, not updated in place: scoring passes tell a
-    # run changed under them by its spans' count and highest row id (scoring.writer).
+    # A changed span is written as a new row: one bulk delete and one bulk insert.
     for chunk in _chunks(replaced, _CHUNK):
         Span.objects.filter(pk__in=chunk).delete()
     db_datetime = datetime_adapter()
     rows_insert(Span._meta.db_table, SPAN_COLUMNS, [_span_row(pk, s, db_datetime) for pk, s in inserts])
     outcome.problems += runs_recompute(project=project, traces=touched)
-    Score.objects.filter(trace__in=[t for t in touched if t.trace_id not in created], stale=False).update(stale=True)
+    # A run that existed before this export changed: its scores describe an older run.
+    Trace.objects.filter(pk__in=[t.pk for t in touched if t.trace_id not in created]).update(revision=F("revision") + 1)
     # Last, so the project's quota row is locked only for the end of the transaction.
     quota_reserve(project=project, count=len(created & {t.trace_id for t in touched}))
 

@@ -11,8 +11,8 @@ and the problem is returned as a warning (the endpoint sends it back in
 arrive, so a run sent before its case existed is linked by the next export.
 """
 
+from datasets.experiments import experiments_ensure
 from datasets.models import Dataset, GoldenCase
-from experiments.services import experiments_ensure
 
 _MAX_EXPERIMENT = 200
 _MAX_DATASET = 100

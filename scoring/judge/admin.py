@@ -1,4 +1,4 @@
-"""The judge configuration in the Django admin (registered in ``evalsite/admin.py``).
+"""The judge configuration in the Django admin (registered in ``scoring/admin.py``).
 
 Saving goes through ``judge_configure``, like every other surface. The stored key is
 never a field of the form and never displayed: the list and the page say whether a key
@@ -7,8 +7,8 @@ is set, nothing more.
 
 from django.contrib import admin
 
-from .forms import JudgeConfigAdminForm
-from .services import judge_configure
+from scoring.judge.forms import JudgeConfigAdminForm
+from scoring.judge.services import judge_configure
 
 
 class JudgeConfigAdmin(admin.ModelAdmin):

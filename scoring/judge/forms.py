@@ -1,7 +1,7 @@
 """Forms for the judge configuration: the project admins' page and the Django admin.
 
 Both show the same fields and the same messages: they parse what the browser sends,
-check it with ``scoring.judge.validation`` (the rules ``judge_configure`` applies) so
+check it with ``checks.judge.validation`` (the rules ``judge_configure`` applies) so
 each message lands next to its field, and hand the values to ``judge_configure``.
 
 The api key is write-only here too: its input never renders a value
@@ -11,10 +11,9 @@ the key" box empties it. Criteria are edited as text, one ``id: question`` per l
 
 from django import forms
 
-from evalsite.models import JudgeConfig
-
-from .services import KEEP
-from .validation import judge_config_errors
+from checks.judge.validation import judge_config_errors
+from scoring.judge.services import KEEP
+from scoring.models import JudgeConfig
 
 CRITERIA_HELP = (
     "One criterion per line, as id: question, e.g. "

@@ -2,23 +2,22 @@
 
 - Synchronous requests (``POST /v1/api/score``): ``judge_sync_run_cap`` is
   ``EVALSITE_REQUEST_TIMEOUT_SECONDS // (timeout_seconds × criteria named)``
-  (``scoring.judge.limits.judge_run_cap``). ``judge_sync_cap_check`` raises the 400
+  (``checks.judge.limits.judge_run_cap``). ``judge_sync_cap_check`` raises the 400
   naming the cap when a request asks for more, and must run before any model is called.
   ``judge_deadline`` is the instant the request's judge calls must end by.
 - Worker passes (``POST /v1/api/passes``): not bound by the request timeout but by
   ``EVALSITE_JUDGE_PASS_MAX_RUNS`` runs per pass that names a judge criterion
   (``judge_pass_max_runs``); each call is still bounded by ``timeout_seconds`` and runs
-  at most ``max_concurrency`` at a time (``scoring.judge.runner``).
+  at most ``max_concurrency`` at a time (``checks.judge.runner``).
 """
 
 import time
 
 from django.conf import settings
 
+from checks.judge.limits import judge_run_cap
+from checks.judge.spec import judge_from
 from evalsite.errors import Invalid
-
-from .limits import judge_run_cap
-from .spec import judge_from
 
 
 def judge_sync_run_cap(*, config, criteria_count):

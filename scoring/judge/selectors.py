@@ -11,11 +11,10 @@
   (``GET /v1/api/scorers`` lists the built-ins only).
 """
 
+from checks.judge.spec import judge_from
+from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
 from evalsite.errors import Invalid
-from evalsite.models import JudgeConfig
-from scoring.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
-
-from .spec import judge_from
+from scoring.models import JudgeConfig
 
 
 def judge_config_get(project):

@@ -1,6 +1,6 @@
 """The one writer of a project's judge configuration.
 
-``judge_configure`` validates everything (``scoring.judge.validation``) and writes the
+``judge_configure`` validates everything (``checks.judge.validation``) and writes the
 project's ``JudgeConfig`` row, or raises ``Invalid`` with ``errors=[{field, message}]``
 and writes nothing. The admin, the settings page and ``manage.py configure_judge`` all
 come through here.
@@ -15,11 +15,11 @@ import logging
 
 from django.db import transaction
 
+from checks.judge.spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
+from checks.judge.validation import judge_config_errors
 from evalsite.errors import Invalid
-from evalsite.models import JudgeConfig, Project
-
-from .spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
-from .validation import judge_config_errors
+from evalsite.models import Project
+from scoring.models import JudgeConfig
 
 logger = logging.getLogger("evalsite.audit")
 

@@ -1,7 +1,6 @@
 from decimal import Decimal
 
-from datasets.models import Dataset, GoldenCase, Span, Trace
-from experiments.models import Experiment
+from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
 from tests.factories import run_payload
 
 

@@ -13,9 +13,9 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.trace import Status, StatusCode
 
-from datasets.models import Dataset, GoldenCase, Span, Trace
-from datasets.otlp import ingestion, overload
-from experiments.models import Experiment
+from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
+from datasets.otlp import ingestion
+from scoring.freshness import score_is_stale
 from scoring.models import Score
 from tests.datasets.test_otlp_mapping import (
     ANSWER,
@@ -28,6 +28,7 @@ from tests.datasets.test_otlp_mapping import (
     sdk_spans,
 )
 from tests.factories import run_payload
+from web.otlp import overload
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -247,8 +248,9 @@ def test_a_resent_export_writes_nothing_and_leaves_scores_fresh(actors):
     assert _export(actors, spans).status_code == 200
     assert _export(actors, spans, fmt="json").status_code == 200
     assert set(run.spans.values_list("id", flat=True)) == ids
-    score.refresh_from_db()
-    assert score.stale is False
+    run.refresh_from_db()
+    assert run.revision == 1
+    assert not score_is_stale(score, run)
 
 
 def test_a_resent_span_with_other_content_replaces_the_stored_one(actors):
@@ -268,8 +270,7 @@ def test_a_resent_span_with_other_content_replaces_the_stored_one(actors):
     assert (replaced.status, replaced.error) == ("error", "room service down")
     run.refresh_from_db()
     assert run.status == "ok"  # a failed tool call does not fail the run; the root did not fail
-    score.refresh_from_db()
-    assert score.stale is True
+    assert score_is_stale(score, run)
 
 
 def test_a_late_span_marks_the_runs_scores_stale_and_updates_the_run(actors):
@@ -284,9 +285,8 @@ def test_a_late_span_marks_the_runs_scores_stale_and_updates_the_run(actors):
     _export(actors, [late])
     run.refresh_from_db()
     assert str(run.cost_cents) == "0.630000"
-    score.refresh_from_db()
-    other_score.refresh_from_db()
-    assert (score.stale, other_score.stale) == (True, False)
+    other_run = _run(actors, other_spans)
+    assert (score_is_stale(score, run), score_is_stale(other_score, other_run)) == (True, False)
 
 
 def test_the_run_fails_when_its_root_fails(actors):

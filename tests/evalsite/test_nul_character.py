@@ -6,8 +6,7 @@ database with a 500 (and on SQLite it would be stored, so both databases now agr
 
 import pytest
 
-from datasets.models import Trace
-from experiments.models import Experiment
+from datasets.models import Experiment, Trace
 
 
 @pytest.mark.parametrize(

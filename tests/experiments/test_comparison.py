@@ -2,9 +2,8 @@ import math
 
 import pytest
 
-from datasets.models import Dataset, GoldenCase, Trace
+from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from experiments.comparison import experiments_compare
-from experiments.models import Experiment
 from scoring.models import Abstention, Score
 from tests.factories import trace_create
 
@@ -76,7 +75,8 @@ def test_stale_scores_are_left_out(actors, two):
     base, candidate = two
     _scores(actors, base, "answered", 3, 0)
     _scores(actors, candidate, "answered", 3, 0)
-    Score.objects.filter(experiment=candidate).update(stale=True, value=0.0, passed=False)
+    Score.objects.filter(experiment=candidate).update(value=0.0, passed=False)
+    Trace.objects.filter(experiment=candidate).update(revision=2)  # the runs changed since
     row = experiments_compare(base=base, candidate=candidate)["scorers"][0]
     assert row["candidate"]["n"] == 0 and row["diff"] is None
 

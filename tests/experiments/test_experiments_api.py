@@ -1,5 +1,4 @@
-from datasets.models import Dataset
-from experiments.models import Experiment
+from datasets.models import Dataset, Experiment
 from tests.factories import run_payload
 
 

@@ -2,8 +2,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from datasets.models import Dataset
-from experiments.models import Experiment, FloorChange, GatePolicy
+from datasets.models import Dataset, Experiment
+from experiments.models import FloorChange, GatePolicy
 from tests.base import PASSWORD
 
 

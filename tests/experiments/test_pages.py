@@ -3,9 +3,9 @@
 import pytest
 from django.test import Client
 
-from evalsite.demo import demo_data_load
-from experiments.plots import pass_rate_plot
 from tests.base import PASSWORD
+from web.demo import demo_data_load
+from web.pages.plots import pass_rate_plot
 
 
 @pytest.fixture

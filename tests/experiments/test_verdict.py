@@ -1,6 +1,6 @@
-"""The gate's rules, one by one (experiments.verdict is pure)."""
+"""The gate's rules, one by one (checks.verdict is pure)."""
 
-from experiments.verdict import NO_RUN_REASON, Check, case_decide, gate_decide, ratcheted_floor
+from checks.verdict import NO_RUN_REASON, Check, case_decide, gate_decide, ratcheted_floor
 
 
 def _case(*statuses, has_run=True):

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from scoring.judge import Judge, judge_score
-from scoring.judge.client import MAX_REPLY_BYTES
-from scoring.scorers import Abstain, Result, run_from_payload
+from checks.judge import Judge, judge_score
+from checks.judge.client import MAX_REPLY_BYTES
+from checks.scorers import Abstain, Result, run_from_payload
 from tests.scoring.judge_server import (
     Behaviour,
     elapsed,

@@ -6,8 +6,8 @@ import logging
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalsite.models import JudgeConfig
 from evalsite.projects import project_create
+from scoring.models import JudgeConfig
 
 KEY = "sk-cli-0a1b2c3d4e5f6a7b"
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from scoring.judge import Judge, judge_many
-from scoring.scorers import Abstain, Result, run_from_payload
+from checks.judge import Judge, judge_many
+from checks.scorers import Abstain, Result, run_from_payload
 from tests.scoring.judge_server import elapsed, judge_server, says
 
 

@@ -6,10 +6,10 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from evalsite.errors import Invalid
-from evalsite.models import JudgeConfig
 from evalsite.projects import project_create
 from scoring.judge.selectors import judge_config_get, judge_get
 from scoring.judge.services import KEEP, judge_configure
+from scoring.models import JudgeConfig
 
 KEY = "sk-config-5a4b3c2d1e0f"
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,9 @@ import time
 import pytest
 from django.conf import settings
 
+from checks.judge import Judge, judge_run_cap, judge_score_config, judge_scorer_version
+from checks.scorers import SCORERS
 from evalsite.errors import Invalid
-from scoring.judge import Judge, judge_run_cap, judge_score_config, judge_scorer_version
 from scoring.judge.planning import judge_deadline, judge_pass_max_runs, judge_sync_cap_check, judge_sync_run_cap
 from scoring.judge.selectors import (
     judge_criteria_ids,
@@ -15,7 +16,6 @@ from scoring.judge.selectors import (
     valid_scorer_ids,
 )
 from scoring.judge.services import judge_configure
-from scoring.scorers import SCORERS
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ import logging
 import pytest
 from django.test import Client
 
-from evalsite.models import JudgeConfig
 from scoring.judge.services import judge_configure
+from scoring.models import JudgeConfig
 from tests.base import user_create
 
 KEY = "sk-page-7c6b5a4d3e2f1a0b"
@@ -135,7 +135,7 @@ def staff(actors):
 
 def test_the_admin_never_renders_the_stored_key(actors, staff):
     config = configured(actors)
-    for url in ("/admin/evalsite/judgeconfig/", f"/admin/evalsite/judgeconfig/{config.pk}/change/"):
+    for url in ("/admin/scoring/judgeconfig/", f"/admin/scoring/judgeconfig/{config.pk}/change/"):
         html = staff.get(url).content.decode()
         assert "a key is set" in html
         assert KEY not in html
@@ -143,7 +143,7 @@ def test_the_admin_never_renders_the_stored_key(actors, staff):
 
 def test_the_admin_keeps_the_key_when_left_blank_and_validates_like_the_page(actors, staff):
     config = configured(actors)
-    url = f"/admin/evalsite/judgeconfig/{config.pk}/change/"
+    url = f"/admin/scoring/judgeconfig/{config.pk}/change/"
     data = {k: v for k, v in form_data(model="gpt-4.1").items() if k != "api_key"}
     response = staff.post(url, {**data, "new_api_key": ""})
     assert response.status_code == 302
@@ -159,11 +159,11 @@ def test_the_admin_keeps_the_key_when_left_blank_and_validates_like_the_page(act
 
 def test_the_admin_adds_a_configuration_through_the_service(actors, staff):
     data = {k: v for k, v in form_data().items() if k != "api_key"}
-    response = staff.post("/admin/evalsite/judgeconfig/add/", {**data, "project": actors.acme.pk, "new_api_key": KEY})
+    response = staff.post("/admin/scoring/judgeconfig/add/", {**data, "project": actors.acme.pk, "new_api_key": KEY})
     assert response.status_code == 302
     config = JudgeConfig.objects.get(project=actors.acme)
     assert config.api_key == KEY and config.updated_by.username == "root"
-    assert KEY not in staff.get(f"/admin/evalsite/judgeconfig/{config.pk}/change/").content.decode()
+    assert KEY not in staff.get(f"/admin/scoring/judgeconfig/{config.pk}/change/").content.decode()
 
 
 def test_the_admin_shows_a_view_only_user_no_key_field_and_no_key(actors):
@@ -172,7 +172,7 @@ def test_the_admin_shows_a_view_only_user_no_key_field_and_no_key(actors):
     viewer = user_create("auditor", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(codename="view_judgeconfig"))
     config = configured(actors)
-    response = client_for(viewer).get(f"/admin/evalsite/judgeconfig/{config.pk}/change/")
+    response = client_for(viewer).get(f"/admin/scoring/judgeconfig/{config.pk}/change/")
     html = response.content.decode()
     assert response.status_code == 200
     assert "a key is set" in html and "gpt-4o-mini" in html

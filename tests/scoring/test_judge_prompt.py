@@ -1,6 +1,6 @@
 """The messages the judge receives (pure)."""
 
-from scoring.judge.prompt import MAX_FIELD_CHARS, REPLY_FORMAT, judge_messages
+from checks.judge.prompt import MAX_FIELD_CHARS, REPLY_FORMAT, judge_messages
 
 
 def user_text(messages):

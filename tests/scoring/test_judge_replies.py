@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from scoring.judge.replies import QUOTE_CHARS, Verdict, completion_content, verdict_from_reply
-from scoring.scorers import Abstain
+from checks.judge.replies import QUOTE_CHARS, Verdict, completion_content, verdict_from_reply
+from checks.scorers import Abstain
 
 
 @pytest.mark.parametrize(

@@ -157,14 +157,15 @@ def test_a_stale_score_is_replaced_by_the_pass_never_duplicated(actors, runs):
     first = pass_start(project=actors.acme, data={"scorers": ["answered"]})
     pass_plan(pass_id=first.pk)
     chunk_score(chunk_id=ScoringChunk.objects.get(scoring_pass=first).pk, token="a")
-    Score.objects.filter(trace__trace_id="run-2").update(stale=True, value=0.0)
+    Score.objects.filter(trace__trace_id="run-2").update(value=0.0)
+    Trace.objects.filter(trace_id="run-2").update(revision=2)  # the run changed since
     second = pass_start(project=actors.acme, data={"scorers": ["answered"]})
     pass_plan(pass_id=second.pk)
     chunk_score(chunk_id=ScoringChunk.objects.get(scoring_pass=second).pk, token="b")
     second = _refresh(second)
     assert (second.written, second.existing) == (1, 5)
     replaced = Score.objects.get(trace__trace_id="run-2")
-    assert (replaced.stale, replaced.value, replaced.scoring_pass_id) == (False, 1.0, second.pk)
+    assert (replaced.run_revision, replaced.value, replaced.scoring_pass_id) == (2, 1.0, second.pk)
     assert Score.objects.count() == 6
 
 
@@ -175,7 +176,9 @@ def test_a_run_that_changes_while_it_is_scored_is_not_written_from_old_data(acto
 
     def late_span_arrives(*args, **kwargs):
         result = real_compute(*args, **kwargs)
+        # What OTLP ingestion does when a late span arrives: a new span and a new revision.
         Span.objects.create(trace=Trace.objects.get(trace_id="run-1"), span_id="late", kind="tool", name="late")
+        Trace.objects.filter(trace_id="run-1").update(revision=2)
         return result
 
     monkeypatch.setattr(passes, "outcomes_compute", late_span_arrives)

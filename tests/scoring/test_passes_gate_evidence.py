@@ -1,6 +1,6 @@
 """The gate's evidence (``outcomes_ensure``) is scored and written by the same rules as a pass."""
 
-from datasets.models import Dataset, GoldenCase
+from datasets.models import Dataset, GoldenCase, Trace
 from scoring.models import Abstention, Score
 from scoring.outcomes import outcomes_ensure
 from tests.factories import trace_create
@@ -24,11 +24,12 @@ def test_it_reuses_stored_scores_and_replaces_stale_ones(actors):
     outcomes_ensure(**ask)
     assert Score.objects.get().pk == first.pk
 
-    Score.objects.update(stale=True, passed=False, value=0.0)
+    Score.objects.update(passed=False, value=0.0)
+    Trace.objects.filter(pk=run.pk).update(revision=2)  # the run changed since
     outcomes, _ = outcomes_ensure(**ask)
     assert outcomes[(run.pk, "tool_choice")]["status"] == "passed"
     replaced = Score.objects.get()
-    assert replaced.pk != first.pk and not replaced.stale and replaced.passed
+    assert replaced.pk != first.pk and replaced.run_revision == 2 and replaced.passed
 
 
 def test_a_score_over_the_quota_is_reported_abstained_and_recorded(actors):

@@ -3,9 +3,8 @@
 import pytest
 from django.test import override_settings
 
-from datasets.models import Dataset, GoldenCase, Trace
+from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from evalsite.models import QuotaWindow
-from experiments.models import Experiment
 from scoring.models import Abstention, AbstentionKind, Score, ScoringPass
 from tests.factories import trace_create
 
@@ -109,13 +108,13 @@ def test_experiment_narrows_the_recent_runs(actors, runs):
 
 
 def test_with_limit_omitted_it_scores_as_many_recent_runs_as_the_cap_allows(actors, runs, monkeypatch):
-    monkeypatch.setattr("scoring.selection.SYNC_MAX_RUNS", 3)
+    monkeypatch.setattr("scoring.requests.SYNC_MAX_RUNS", 3)
     body = _score(actors, {"scorers": ["answered"]}).json()
     assert body["runs"] == 3
 
 
 def test_it_refuses_more_runs_than_the_synchronous_cap_and_points_to_passes(actors, runs, monkeypatch):
-    monkeypatch.setattr("scoring.selection.SYNC_MAX_RUNS", 3)
+    monkeypatch.setattr("scoring.requests.SYNC_MAX_RUNS", 3)
     for body, field in (
         ({"scorers": ["answered"], "limit": 4}, "limit"),
         ({"scorers": ["answered"], "trace_ids": ["run-0", "run-1", "run-2", "run-3"]}, "trace_ids"),
@@ -246,12 +245,13 @@ def test_scores_over_the_quota_are_not_written_and_are_skipped_with_reason_quota
 def test_a_stale_score_is_recomputed_and_replaced_never_duplicated(actors, runs):
     _score(actors, {"scorers": ["answered"], "trace_ids": ["run-0"]})
     old = Score.objects.get()
-    Score.objects.filter(pk=old.pk).update(stale=True, value=0.0, passed=False)
+    Score.objects.filter(pk=old.pk).update(value=0.0, passed=False)
+    Trace.objects.filter(trace_id="run-0").update(revision=2)  # the run changed since
     body = _score(actors, {"scorers": ["answered"], "trace_ids": ["run-0"]}).json()
     assert len(body["scores"]) == 1
     new = Score.objects.get()
     assert new.pk != old.pk
-    assert (new.stale, new.value, new.passed) == (False, 1.0, True)
+    assert (new.run_revision, new.value, new.passed) == (2, 1.0, True)
     assert new.scoring_pass_id == body["pass_id"]
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.scorers import run_from_payload, score_run, scorer_get
+from checks.scorers import run_from_payload, score_run, scorer_get
 
 
 def _answered(output):

@@ -2,7 +2,7 @@
 
 from decimal import Decimal
 
-from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
 
 
 def _run(**fields):

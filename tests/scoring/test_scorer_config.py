@@ -2,7 +2,7 @@
 
 import hashlib
 
-from scoring.scorers import canonical_json, config_hash, config_validate, resolve_config, run_from_payload, scorer_get
+from checks.scorers import canonical_json, config_hash, config_validate, resolve_config, run_from_payload, scorer_get
 
 
 def _run(expectations=None, expected_output=None, has_case=None):

@@ -1,6 +1,6 @@
 """contains: the answer contains a required string (case-sensitive)."""
 
-from scoring.scorers import resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("contains")
 

@@ -1,6 +1,6 @@
 """exact_match: the answer equals the expected answer."""
 
-from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("exact_match")
 

@@ -1,6 +1,6 @@
 """json_valid: the answer parses as JSON and, given a schema, validates against it."""
 
-from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("json_valid")
 QUOTE_SCHEMA = {

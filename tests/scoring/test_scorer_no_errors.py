@@ -1,6 +1,6 @@
 """no_errors: no span failed (status error or a non-empty error) and the run did not fail."""
 
-from scoring.scorers import run_from_payload, score_run, scorer_get
+from checks.scorers import run_from_payload, score_run, scorer_get
 
 
 def _no_errors(spans=(), **fields):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.scorers import Abstain, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, run_from_payload, score_run, scorer_get
 
 
 def _refusal(output):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import scoring.scorers
-from scoring.scorers import SCORERS, scorer_get, scorers_describe
+import checks.scorers
+from checks.scorers import SCORERS, scorer_get, scorers_describe
 
 BUILTINS = [
     "answered",
@@ -27,7 +27,7 @@ BUILTINS = [
     "tool_succeeded",
 ]
 AGENT_CHECKS = ["tool_choice", "tool_output_schema", "tool_output"]
-PACKAGE = Path(scoring.scorers.__file__).parent
+PACKAGE = Path(checks.scorers.__file__).parent
 
 
 def test_it_registers_the_13_builtins_then_the_3_agent_checks_in_order():

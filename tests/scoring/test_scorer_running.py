@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from scoring.scorers import Abstain, Result, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, Result, run_from_payload, score_run, scorer_get
 
 
 def _run(**fields):

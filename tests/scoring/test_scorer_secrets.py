@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.scorers import run_from_payload, score_run, scorer_get
+from checks.scorers import run_from_payload, score_run, scorer_get
 
 OPENAI = "sk-" + "T3BlbkFJ" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
 OPENAI_PROJECT = "sk-proj-" + "Xw3kQ9vLm2Np7Rt5Yz8Bc4Df6Gh1Jk0_Lm-Qr2St4Uv6Wx8"

@@ -1,6 +1,6 @@
 """span_present: some span has the required kind and/or name."""
 
-from scoring.scorers import resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("span_present")
 SPANS = [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.scorers import resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("tool_choice")
 

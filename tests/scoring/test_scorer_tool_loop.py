@@ -1,6 +1,6 @@
 """no_tool_loop: no tool called twice with the same canonical JSON input."""
 
-from scoring.scorers import run_from_payload, score_run, scorer_get
+from checks.scorers import run_from_payload, score_run, scorer_get
 
 
 def _loop(*calls):

@@ -2,7 +2,7 @@
 
 import json
 
-from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("tool_output")
 QUOTE = {"room": "Focus", "tier": "pro", "hours": 3, "total_cents": 7500, "breakdown": {"base": 6000, "pro": 1500}}

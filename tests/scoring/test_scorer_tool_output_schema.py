@@ -2,7 +2,7 @@
 
 import json
 
-from scoring.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("tool_output_schema")
 QUOTE_SCHEMA = {
@@ -123,7 +123,7 @@ def test_it_abstains_on_an_invalid_schema():
 
 
 def test_a_schema_whose_dollar_schema_is_not_a_string_is_invalid_not_a_crash():
-    from scoring.scorers.schemas import schema_problems
+    from checks.scorers.schemas import schema_problems
 
     assert schema_problems({"$schema": 5}) == ["$[\"$schema\"]: 5 is not of type 'string'"]
     assert _check(_call("quote_room", GOOD), schema={"$schema": 5}).reason == "invalid_schema"

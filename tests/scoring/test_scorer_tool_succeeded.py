@@ -1,6 +1,6 @@
 """tool_succeeded: the tool ran at least once with status ok and no error."""
 
-from scoring.scorers import resolve_config, run_from_payload, score_run, scorer_get
+from checks.scorers import resolve_config, run_from_payload, score_run, scorer_get
 
 SCORER = scorer_get("tool_succeeded")
 

@@ -1,6 +1,6 @@
 """GET /v1/api/scorers: the built-in scorers and agent checks, with what config each takes."""
 
-from scoring.scorers import AGENT_CHECK_IDS, BUILTIN_IDS
+from checks.scorers import AGENT_CHECK_IDS, BUILTIN_IDS
 
 
 def test_it_lists_the_13_built_ins_then_the_3_agent_checks(actors):

@@ -1,0 +1,27 @@
+"""Which stored scores still describe their run.
+
+A run's ``revision`` is bumped by ingestion when its content changes after it was
+stored (a late OpenTelemetry span); a score keeps the ``run_revision`` it was computed
+on. A score is *fresh* while the two agree and *stale* once the run moved on: reads
+leave stale scores out, and the next pass replaces them (``scoring.writer``).
+Only runs whose revision is above 1 can have stale scores, so the check looks only at
+those (a partial index keeps them), whatever the size of the score table.
+"""
+
+from django.db.models import Exists, OuterRef, Q
+
+from datasets.models import Trace
+
+
+def _moved_on():
+    return Trace.objects.filter(Q(pk=OuterRef("trace_id")), Q(revision__gt=1), Q(revision__gt=OuterRef("run_revision")))
+
+
+def scores_fresh(scores):
+    """``scores`` (a ``Score`` queryset) without the stale ones."""
+    return scores.filter(~Exists(_moved_on()))
+
+
+def score_is_stale(score, run):
+    """Whether ``score`` was computed on an older revision of ``run``."""
+    return score.run_revision < run.revision

@@ -1,0 +1,262 @@
+"""What a scoring request asks for, checked against the project, and which runs it selects.
+
+A request (``POST /v1/api/score`` and ``POST /v1/api/passes`` alike) names scorers,
+their config, and a selection of runs (ARCHITECTURE §7):
+
+- ``trace_ids``: exactly those runs, in the order given (repeats ignored). An id that is
+  not a run of the project (missing, or another project's) is a 400 naming it. It
+  cannot be combined with ``from``, ``limit`` or ``experiment``.
+- otherwise the ``limit`` most recent runs of the project (newest ``started_at``
+  first), narrowed by ``from`` (started at or after it) and ``experiment`` (a name of
+  the project: an unknown one is a 400). ``limit`` defaults to ``DEFAULT_LIMIT``; a
+  pass takes at most ``PASS_MAX_RUNS`` runs, a synchronous request at most
+  ``SYNC_MAX_RUNS`` (more is a 400 naming the cap and pointing to ``/passes``; with
+  ``limit`` omitted it takes as many as the cap allows). Judge criteria lower both
+  caps (``runs_cap``, ``scoring.judge.planning``): a synchronous request judges at
+  most ``R // (T x J)`` runs, checked before any model is called.
+- runs ingested after the request are not part of it (``until``): a pass that takes
+  minutes scores the runs that existed when it was asked for.
+
+Config rules (ARCHITECTURE §5): an unknown scorer id is a 400 listing the known ones
+(``scoring.catalog``); config for a scorer that was not named, or config that fails
+``config_validate``, is a 400 naming scorer and field; a scorer that needs config and
+got none is a 400 naming it, unless some selected run is linked to a golden case, in
+which case each run whose case does not configure it gets a ``not_configured``
+abstention.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils.dateparse import parse_datetime
+
+from checks.scorers import config_validate
+from datasets.models import Experiment, Trace
+from evalsite.errors import Invalid
+from scoring.catalog import requires_request_config, scorer_unknown_message, scorers_available
+from scoring.judge.criteria import judged_among
+from scoring.judge.planning import judge_pass_max_runs, judge_sync_cap_check, judge_sync_run_cap
+
+DEFAULT_LIMIT = 1000
+PASS_MAX_RUNS = 1_000_000
+SYNC_MAX_RUNS = 1000
+# Most trace ids looked up in one query (SQLite's bound-parameter limit is 32766).
+ID_BATCH = 5000
+# Most unknown trace ids named one by one in a 400 (the count says how many in all).
+NAMED_UNKNOWN = 50
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    scorers: tuple
+    config: dict = field(default_factory=dict)
+    trace_ids: tuple | None = None
+    started_from: datetime | None = None
+    limit: int | None = None
+    experiment: str | None = None
+    experiment_id: int | None = None
+    dry_run: bool = False
+
+    def selection(self, *, until=None):
+        """The selection as stored on a pass (JSON)."""
+        if self.trace_ids is not None:
+            return {"trace_ids": list(self.trace_ids)}
+        out = {"limit": self.limit}
+        if self.started_from is not None:
+            out["from"] = self.started_from.isoformat()
+        if self.experiment is not None:
+            out["experiment"] = self.experiment
+            out["experiment_id"] = self.experiment_id
+        if until is not None:
+            out["until"] = until.isoformat()
+        return out
+
+
+def score_request_read(*, project, data, background):
+    """Check a request body (already shaped by the API's serializer) against the project.
+
+    ``data`` has ``scorers`` and optionally ``config``, ``trace_ids``, ``from``,
+    ``limit``, ``experiment``, ``dry_run``. Returns a ``ScoreRequest`` with ``limit``
+    filled in; raises ``Invalid`` listing every problem found. Reads only.
+    """
+    available = scorers_available(project=project)
+    errors = []
+    scorers = list(dict.fromkeys(data["scorers"]))
+    for index, scorer_id in enumerate(data["scorers"]):
+        if scorer_id not in available:
+            errors.append({"field": f"scorers[{index}]", "message": scorer_unknown_message(project, scorer_id)})
+    config = dict(data.get("config") or {})
+    for scorer_id, scorer_config in config.items():
+        if scorer_id not in scorers:
+            errors.append({"field": f"config.{scorer_id}", "message": f"{scorer_id!r} is not one of the scorers named"})
+        elif scorer_id in available:
+            errors.extend(_config_problems(available[scorer_id], scorer_config))
+
+    trace_ids = data.get("trace_ids")
+    started_from, limit, experiment = data.get("from"), data.get("limit"), data.get("experiment")
+    judged = judged_among(available, scorers)
+    cap = runs_cap(judged, background=background)
+    if trace_ids is not None:
+        for name, value in (("from", started_from), ("limit", limit), ("experiment", experiment)):
+            if value is not None:
+                errors.append({"field": name, "message": "cannot be combined with trace_ids (they select exact runs)"})
+        trace_ids = tuple(dict.fromkeys(trace_ids))
+        if len(trace_ids) > cap:
+            errors.append({"field": "trace_ids", "message": _cap_message(cap, len(trace_ids), background, judged)})
+    elif limit is not None and limit > cap:
+        errors.append({"field": "limit", "message": _cap_message(cap, limit, background, judged)})
+    if errors:
+        raise Invalid("The scoring request is invalid; see errors.", errors=errors)
+    if judged and not background:
+        # Before any model is called: R // (T x J) runs fit in one request.
+        judge_cap = judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged))
+        requested = len(trace_ids) if trace_ids is not None else limit
+        judge_sync_cap_check(
+            config=judged[0].judge,
+            criteria_count=len(judged),
+            requested=requested if requested is not None else max(judge_cap, 1),
+            field="trace_ids" if trace_ids is not None else "limit",
+        )
+        cap = min(cap, judge_cap)
+
+    experiment_id = None
+    if trace_ids is not None:
+        errors.extend(_unknown_trace_ids(project, trace_ids))
+    else:
+        limit = limit if limit is not None else min(DEFAULT_LIMIT, cap)
+        if experiment is not None:
+            experiment_id = (
+                Experiment.objects.filter(project=project, name=experiment).values_list("pk", flat=True).first()
+            )
+            if experiment_id is None:
+                errors.append({"field": "experiment", "message": f"no experiment named {experiment!r} in this project"})
+    if errors:
+        raise Invalid("The scoring request names runs that do not exist; see errors.", errors=errors)
+
+    request = ScoreRequest(
+        scorers=tuple(scorers),
+        config=config,
+        trace_ids=trace_ids,
+        started_from=started_from,
+        limit=limit,
+        experiment=experiment,
+        experiment_id=experiment_id,
+        dry_run=bool(data.get("dry_run", False)),
+    )
+    unconfigured = [s for s in scorers if requires_request_config(available[s]) and s not in config]
+    if unconfigured and not _selection_has_cases(project, request):
+        raise Invalid(
+            f"{', '.join(unconfigured)} need{'s' if len(unconfigured) == 1 else ''} config: give "
+            "config.<scorer>, or select runs linked to golden cases whose expectations configure it.",
+            errors=[
+                {"field": f"config.{s}", "message": f"{s} needs config and none of the selected runs has a case"}
+                for s in unconfigured
+            ],
+        )
+    return request
+
+
+def score_request_from_pass(scoring_pass):
+    """The ``ScoreRequest`` a stored pass was started with."""
+    selection = scoring_pass.selection
+    started_from = selection.get("from")
+    return ScoreRequest(
+        scorers=tuple(scoring_pass.scorers),
+        config=dict(scoring_pass.config),
+        trace_ids=tuple(selection["trace_ids"]) if "trace_ids" in selection else None,
+        started_from=parse_datetime(started_from) if started_from else None,
+        limit=selection.get("limit"),
+        experiment=selection.get("experiment"),
+        experiment_id=selection.get("experiment_id"),
+        dry_run=scoring_pass.dry_run,
+    )
+
+
+def runs_cap(judged, *, background):
+    """Most runs one request may score: ``judged`` are the judge criteria it names.
+
+    Deterministic scorers take microseconds per run, so the synchronous cap only keeps
+    the answer a readable size (the judge's deadline arithmetic lowers it further, see
+    ``scoring.judge.planning``); a pass naming judge criteria judges at most
+    ``EVALSITE_JUDGE_PASS_MAX_RUNS`` runs.
+    """
+    if not background:
+        return SYNC_MAX_RUNS
+    return min(PASS_MAX_RUNS, judge_pass_max_runs()) if judged else PASS_MAX_RUNS
+
+
+def selection_pks(*, project, request, until=None):
+    """The primary keys of the selected runs, in pass order, streamed (never all loaded at once)."""
+    if request.trace_ids is not None:
+        for start in range(0, len(request.trace_ids), ID_BATCH):
+            batch = request.trace_ids[start : start + ID_BATCH]
+            pks = dict(Trace.objects.filter(project=project, trace_id__in=batch).values_list("trace_id", "pk"))
+            yield from (pks[t] for t in batch if t in pks)
+        return
+    yield from (
+        _recent(project, request, until).values_list("pk", flat=True)[: request.limit].iterator(chunk_size=ID_BATCH)
+    )
+
+
+def _recent(project, request, until):
+    runs = Trace.objects.filter(project=project).order_by("-started_at", "-id")
+    if request.started_from is not None:
+        runs = runs.filter(started_at__gte=request.started_from)
+    if request.experiment_id is not None:
+        runs = runs.filter(experiment_id=request.experiment_id)
+    if until is not None:
+        runs = runs.filter(ingested_at__lte=until)
+    return runs
+
+
+def _selection_has_cases(project, request):
+    if request.trace_ids is not None:
+        return any(
+            Trace.objects.filter(
+                project=project, trace_id__in=request.trace_ids[i : i + ID_BATCH], case__isnull=False
+            ).exists()
+            for i in range(0, len(request.trace_ids), ID_BATCH)
+        )
+    selected = _recent(project, request, None).values("pk")[: request.limit]
+    return Trace.objects.filter(pk__in=selected, case__isnull=False).exists()
+
+
+def _unknown_trace_ids(project, trace_ids):
+    position = {trace_id: index for index, trace_id in enumerate(trace_ids)}
+    unknown = []
+    for start in range(0, len(trace_ids), ID_BATCH):
+        batch = trace_ids[start : start + ID_BATCH]
+        found = set(Trace.objects.filter(project=project, trace_id__in=batch).values_list("trace_id", flat=True))
+        unknown.extend(t for t in batch if t not in found)
+    errors = [
+        {"field": f"trace_ids[{position[t]}]", "message": f"no run with trace_id {t!r} in this project"}
+        for t in unknown[:NAMED_UNKNOWN]
+    ]
+    if len(unknown) > NAMED_UNKNOWN:
+        errors.append(
+            {"field": "trace_ids", "message": f"{len(unknown)} trace_ids in all are not runs of this project"}
+        )
+    return errors
+
+
+def _config_problems(scorer, scorer_config):
+    errors = []
+    for problem in config_validate(scorer, scorer_config):
+        # "latency_budget.ms: -1 is less than the minimum of 0" -> field config.latency_budget.ms
+        where, _, message = problem.partition(": ")
+        errors.append({"field": f"config.{where}", "message": message or problem})
+    return errors
+
+
+def _cap_message(cap, asked, background, judged):
+    if background and judged:
+        return (
+            f"a pass that names judge criteria judges at most {cap} runs (EVALSITE_JUDGE_PASS_MAX_RUNS); "
+            f"{asked} were asked for"
+        )
+    if background:
+        return f"a pass scores at most {cap} runs; {asked} were asked for"
+    return (
+        f"a synchronous request scores at most {cap} runs; {asked} were asked for. "
+        "Use POST /v1/api/passes to score more in the background."
+    )

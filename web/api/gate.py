@@ -1,0 +1,217 @@
+"""HTTP API of the gate: a dataset's gate policy, the verdict (``POST gate``) and past gate runs."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from datasets.case_selectors import dataset_get
+from datasets.experiments import experiment_get
+from evalsite.auth import request_project
+from evalsite.errors import Invalid
+from experiments.gating import gate_request
+from experiments.models import GateRun
+from experiments.policies import policy_for, policy_update
+from experiments.selectors import gate_run_get, gate_run_list
+from scoring.catalog import scorers_available
+from web.api.openapi import problem_responses
+from web.api.rest import NewestFirstCursorPagination, validated
+
+GateAccepted = inline_serializer(
+    "GateAccepted", {"gate_run_id": serializers.IntegerField(), "status": serializers.CharField()}
+)
+
+
+GateRunSummaries = inline_serializer(
+    "GateRunSummary",
+    many=True,
+    fields={
+        "gate_run_id": serializers.IntegerField(),
+        "status": serializers.CharField(),
+        "dataset": serializers.CharField(),
+        "experiment": serializers.CharField(),
+        "baseline": serializers.CharField(allow_null=True),
+        "verdict": serializers.CharField(allow_null=True),
+        "pass_rate": serializers.FloatField(allow_null=True),
+        "floor": serializers.FloatField(allow_null=True),
+        "passed_cases": serializers.IntegerField(),
+        "total_cases": serializers.IntegerField(),
+        "created_at": serializers.DateTimeField(),
+    },
+)
+
+
+class GatePolicyIO(serializers.Serializer):
+    min_pass_rate = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="The floor (default 1.0). Cannot be lowered here."
+    )
+    ratchet = serializers.BooleanField(required=False)
+    fail_on_regression = serializers.BooleanField(required=False)
+    tolerance = serializers.FloatField(min_value=0, max_value=1, required=False)
+    scorers = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, help_text="Extra gating scorers."
+    )
+    max_abstained = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
+    baseline = serializers.CharField(
+        max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
+    )
+
+
+def _policy_out(policy):
+    changes = policy.floor_changes.all()[:20] if policy.pk else []
+    return {
+        "dataset": policy.dataset.name,
+        "min_pass_rate": policy.min_pass_rate,
+        "ratchet": policy.ratchet,
+        "fail_on_regression": policy.fail_on_regression,
+        "tolerance": policy.tolerance,
+        "scorers": policy.scorers,
+        "max_abstained": policy.max_abstained,
+        "baseline": policy.baseline.name if policy.baseline else None,
+        "floor_history": [
+            {
+                "old_floor": c.old_floor,
+                "new_floor": c.new_floor,
+                "source": c.source,
+                "reason": c.reason,
+                "at": c.created_at,
+            }
+            for c in changes
+        ],
+    }
+
+
+class GatePolicyView(APIView):
+    @extend_schema(
+        operation_id="gate_policy_retrieve", responses={200: OpenApiTypes.OBJECT, **problem_responses(401, 404)}
+    )
+    def get(self, request, name):
+        return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
+
+    @extend_schema(
+        operation_id="gate_policy_update",
+        description="Change any of the fields given. Raising the floor is recorded in the floor history; lowering it "
+        "is a 409 (only a project admin can, in the admin, with a written reason).",
+        request=GatePolicyIO,
+        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404, 409)},
+    )
+    def put(self, request, name):
+        project = request_project(request)
+        dataset = dataset_get(project=project, name=name)
+        changes = validated(GatePolicyIO, request.data)
+        if "scorers" in changes:
+            available = scorers_available(project=project)
+            unknown = [s for s in changes["scorers"] if s not in available]
+            if unknown:
+                raise Invalid(
+                    "Unknown scorers.",
+                    errors=[
+                        {"field": "scorers", "message": f"unknown scorer {s!r}; known: {', '.join(sorted(available))}"}
+                        for s in unknown
+                    ],
+                )
+        if "baseline" in changes and changes["baseline"] is not None:
+            changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
+        policy = policy_update(dataset=dataset, changes=changes, key=request.auth)
+        return Response(_policy_out(policy))
+
+
+class GateIn(serializers.Serializer):
+    dataset = serializers.CharField(max_length=100)
+    experiment = serializers.CharField(max_length=200)
+    baseline = serializers.CharField(
+        max_length=200, required=False, allow_null=True, help_text="Default: the policy's baseline."
+    )
+    set_baseline = serializers.BooleanField(
+        default=False, help_text="On PASS, record this experiment as the baseline (and ratchet the floor)."
+    )
+
+
+def gate_run_answer(gate_run):
+    if gate_run.status == GateRun.Status.DONE:
+        return gate_run.result
+    answer = {
+        "gate_run_id": gate_run.pk,
+        "status": gate_run.status,
+        "dataset": gate_run.dataset.name,
+        "experiment": gate_run.experiment.name,
+    }
+    if gate_run.status == GateRun.Status.FAILED:
+        answer["error"] = gate_run.error
+    return answer
+
+
+class GateView(APIView):
+    @extend_schema(
+        operation_id="gate",
+        summary="Ask the gate for a verdict (PASS or FAIL) on an experiment's runs of a dataset",
+        description="Scores whatever is missing for the experiment's runs of the dataset's active cases, then answers "
+        "with the verdict (docs/gate.md). For a large dataset the answer is 202 with a gate run id to poll.",
+        request=GateIn,
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="The verdict."),
+            202: OpenApiResponse(GateAccepted, description="A worker is evaluating it; poll GET gate-runs/{id}."),
+            **problem_responses(400, 401, 404, 429),
+        },
+    )
+    def post(self, request):
+        data = validated(GateIn, request.data)
+        gate_run = gate_request(
+            project=request_project(request), dataset_name=data["dataset"], experiment_name=data["experiment"],
+            baseline_name=data.get("baseline"), set_baseline=data["set_baseline"], key=request.auth,
+        )  # fmt: skip
+        if gate_run.status == GateRun.Status.RUNNING:
+            return Response(gate_run_answer(gate_run), status=status.HTTP_202_ACCEPTED)
+        return Response(gate_run_answer(gate_run))
+
+
+class GateRunPagination(NewestFirstCursorPagination):
+    ordering = ("-created_at", "-id")
+
+
+class GateRunCollection(APIView):
+    @extend_schema(
+        operation_id="gate_runs_list",
+        parameters=[
+            OpenApiParameter("dataset", OpenApiTypes.STR),
+            OpenApiParameter("experiment", OpenApiTypes.STR),
+            OpenApiParameter("verdict", OpenApiTypes.STR, enum=["PASS", "FAIL"]),
+        ],
+        responses={200: GateRunSummaries, **problem_responses(401)},
+    )
+    def get(self, request):
+        q = request.query_params
+        runs = gate_run_list(
+            project=request_project(request),
+            dataset=q.get("dataset"),
+            experiment=q.get("experiment"),
+            verdict=q.get("verdict"),
+        )
+        paginator = GateRunPagination()
+        page = paginator.paginate_queryset(runs, request, view=self)
+        return paginator.get_paginated_response([_summary(r) for r in page])
+
+
+def _summary(run):
+    return {
+        "gate_run_id": run.pk,
+        "status": run.status,
+        "dataset": run.dataset.name,
+        "experiment": run.experiment.name,
+        "baseline": run.baseline.name if run.baseline else None,
+        "verdict": run.verdict,
+        "pass_rate": run.pass_rate,
+        "floor": run.floor,
+        "passed_cases": run.passed_cases,
+        "total_cases": run.total_cases,
+        "created_at": run.created_at,
+    }
+
+
+class GateRunDetail(APIView):
+    @extend_schema(
+        operation_id="gate_runs_retrieve", responses={200: OpenApiTypes.OBJECT, **problem_responses(401, 404)}
+    )
+    def get(self, request, gate_run_id):
+        return Response(gate_run_answer(gate_run_get(project=request_project(request), gate_run_id=gate_run_id)))

@@ -1,0 +1,272 @@
+"""HTTP API of scoring: the scorer catalog, synchronous scoring and background passes.
+
+``GET scorers``, ``POST score``, ``POST passes``, ``GET passes/{id}`` (ARCHITECTURE §9).
+Requests are shaped by ``ScoreRequestIn``; every rule about scorers, config and the
+selection of runs is checked by the services (``scoring.requests``) and comes back
+as a 400 naming the field. docs/passes.md is the reference.
+"""
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from checks.scorers import scorers_describe
+from evalsite.auth import request_project
+from scoring.immediate import score_now
+from scoring.passes import pass_start
+from scoring.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RUNS
+from scoring.selectors import PASS_SKIPS_PAGE, pass_dry_run_scores, pass_get, pass_skip_counts, pass_skips
+from web.api.openapi import problem_responses
+from web.api.rest import validated
+
+_SCORER_LIMIT = 200
+
+
+class ScoreRequestIn(serializers.Serializer):
+    scorers = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        min_length=1,
+        max_length=_SCORER_LIMIT,
+        help_text="Scorer ids (GET /v1/api/scorers lists the built-in ones).",
+    )
+    config = serializers.DictField(
+        child=serializers.DictField(),
+        required=False,
+        help_text='Config per scorer id, e.g. {"latency_budget": {"ms": 2000}}. A linked case\'s expectations win.',
+    )
+    trace_ids = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        max_length=PASS_MAX_RUNS,
+        help_text="Score exactly these runs (cannot be combined with from, limit or experiment).",
+    )
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text=f"The most recent runs to score (default {DEFAULT_LIMIT}; at most {SYNC_MAX_RUNS} for POST score, "
+        f"{PASS_MAX_RUNS} for a pass).",
+    )
+    experiment = serializers.CharField(required=False, max_length=200, help_text="Only this experiment's runs.")
+    dry_run = serializers.BooleanField(required=False, default=False, help_text="Compute and answer; write nothing.")
+
+    def get_fields(self):
+        # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField(required=False, help_text="Only runs started at or after this time.")
+        return fields
+
+    def validate(self, attrs):
+        unknown = sorted(set(self.initial_data) - set(self.fields)) if isinstance(self.initial_data, dict) else []
+        if unknown:
+            raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+        return attrs
+
+
+_DETAIL = serializers.DictField(help_text="The evidence; always has a message for a skip.")
+
+
+class ScoreOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    scorer = serializers.CharField()
+    scorer_version = serializers.CharField()
+    value = serializers.FloatField(help_text="0..1")
+    passed = serializers.BooleanField()
+    reason = serializers.CharField()
+    detail = serializers.DictField()
+    config_hash = serializers.CharField(help_text="SHA-256 of the canonical JSON of the config the scorer ran with.")
+    source = serializers.CharField()
+    experiment = serializers.CharField(allow_null=True)
+    case = serializers.IntegerField(allow_null=True, help_text="The golden case the run answers.")
+
+
+class SkipOut(serializers.Serializer):
+    trace_id = serializers.CharField()
+    scorer = serializers.CharField()
+    kind = serializers.CharField(
+        help_text="abstained (the scorer could not measure the run) or skipped (not written: quota, deadline, "
+        "run_changed)."
+    )
+    reason = serializers.CharField(help_text="A code: no_expected_output, not_configured, quota, deadline, …")
+    detail = _DETAIL
+
+
+ScoreNowOut = inline_serializer(
+    "ScoreResult",
+    {
+        "scores": ScoreOut(many=True, help_text="The scores written (in a dry run: that would be written)."),
+        "skipped": SkipOut(many=True, help_text="Every abstention and skip, with its reason."),
+        "dry_run": serializers.BooleanField(),
+        "runs": serializers.IntegerField(help_text="Runs selected."),
+        "existing": serializers.IntegerField(help_text="Scores already stored, left as they were."),
+        "pass_id": serializers.IntegerField(allow_null=True, help_text="The pass that recorded this request."),
+    },
+)
+
+
+class PassOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    status = serializers.CharField(help_text="queued, running, done or failed.")
+    dry_run = serializers.BooleanField()
+    scorers = serializers.ListField(child=serializers.CharField())
+    config = serializers.DictField()
+    selection = serializers.DictField(
+        help_text="trace_ids (their count), or limit/from/experiment and until (runs ingested later are not part of it)."
+    )
+    total = serializers.IntegerField(help_text="Runs selected.")
+    done = serializers.IntegerField(help_text="Runs finished.")
+    progress = serializers.FloatField(help_text="done / total, 0..1.")
+    written = serializers.IntegerField(help_text="Scores written.")
+    skipped = serializers.IntegerField(help_text="Abstentions and skips recorded.")
+    existing = serializers.IntegerField(help_text="Scores already stored, left as they were.")
+    error = serializers.CharField(help_text="Why the pass failed.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class PassDetailOut(PassOut):
+    skips_by_reason = serializers.DictField(child=serializers.IntegerField())
+    skips = SkipOut(many=True, help_text=f"Up to {PASS_SKIPS_PAGE} skips, oldest first.")
+    skips_next = serializers.CharField(allow_null=True, help_text="The next page of skips.")
+    scores = ScoreOut(many=True, required=False, help_text="Dry run only: a sample of what would be written.")
+
+
+class ScorerList(APIView):
+    @extend_schema(
+        operation_id="scorers_list",
+        summary="The built-in scorers and agent checks",
+        description="Every built-in scorer and agent check with its description, `needs_config`, the JSON Schema of "
+        "its config and the case expectations that configure it. Configured judge criteria are not listed.",
+        responses={
+            200: inline_serializer(
+                "ScorerList",
+                {
+                    "next": serializers.CharField(allow_null=True),
+                    "previous": serializers.CharField(allow_null=True),
+                    "results": inline_serializer(
+                        "Scorer",
+                        {
+                            "id": serializers.CharField(),
+                            "description": serializers.CharField(),
+                            "kind": serializers.CharField(help_text="builtin or agent_check."),
+                            "needs_config": serializers.BooleanField(),
+                            "config_schema": serializers.DictField(),
+                            "expectation_keys": serializers.ListField(child=serializers.CharField()),
+                            "version": serializers.CharField(),
+                        },
+                        many=True,
+                    ),
+                },
+            ),
+            **problem_responses(401),
+        },
+    )
+    def get(self, request):
+        # The whole catalog fits one page; the envelope is the one every list has.
+        return Response({"next": None, "previous": None, "results": scorers_describe()})
+
+
+class ScoreNow(APIView):
+    @extend_schema(
+        operation_id="score_create",
+        summary="Score stored runs now",
+        description=f"Runs the scorers over the selected runs in this request and answers with the scores written and, "
+        f"separately, every abstention and skip. At most {SYNC_MAX_RUNS} runs (a 400 names the cap; use POST "
+        "/v1/api/passes for more). A score already stored is not written again; a stale one is replaced. A score "
+        "over the project's quota is not written and is skipped with reason `quota`. `dry_run` writes nothing.",
+        request=ScoreRequestIn,
+        responses={200: ScoreNowOut, **problem_responses(400, 401)},
+    )
+    def post(self, request):
+        result = score_now(
+            project=request_project(request),
+            data=validated(ScoreRequestIn, request.data),
+            requested_by_key=request.auth,
+        )
+        return Response(
+            {
+                "scores": result.scores,
+                "skipped": result.skipped,
+                "dry_run": result.dry_run,
+                "runs": result.runs,
+                "existing": result.existing,
+                "pass_id": result.scoring_pass.pk if result.scoring_pass else None,
+            }
+        )
+
+
+class PassCollection(APIView):
+    @extend_schema(
+        operation_id="passes_create",
+        summary="Start a scoring pass run by workers",
+        description="The same request as POST /v1/api/score, run in the background over up to "
+        f"{PASS_MAX_RUNS} runs, split in chunks that any worker can take. Answers 202 with the pass; follow its "
+        "`url` (GET /v1/api/passes/{id}) for the status and progress.",
+        request=ScoreRequestIn,
+        responses={202: PassOut, **problem_responses(400, 401)},
+    )
+    def post(self, request):
+        scoring_pass = pass_start(
+            project=request_project(request),
+            data=validated(ScoreRequestIn, request.data),
+            requested_by_key=request.auth,
+        )
+        body = pass_as_dict(scoring_pass)
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class PassDetail(APIView):
+    @extend_schema(
+        operation_id="passes_retrieve",
+        summary="A scoring pass: status, progress and skips",
+        parameters=[
+            OpenApiParameter("skips_after", int, description="The next page of skips: the id of the last one seen."),
+        ],
+        responses={200: PassDetailOut, **problem_responses(400, 401, 404)},
+    )
+    def get(self, request, pass_id):
+        scoring_pass = pass_get(project=request_project(request), pass_id=pass_id)
+        after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, required=False)
+        raw = request.query_params.get("skips_after")
+        after = after.run_validation(raw) if raw not in (None, "") else None
+        return Response(pass_detail_as_dict(scoring_pass, after=after))
+
+
+def pass_as_dict(scoring_pass):
+    selection = dict(scoring_pass.selection)
+    if "trace_ids" in selection:
+        selection = {"trace_ids": len(selection["trace_ids"])}
+    selection.pop("experiment_id", None)
+    return {
+        "id": scoring_pass.pk,
+        "url": reverse("api-pass", args=[scoring_pass.pk]),
+        "status": scoring_pass.status,
+        "dry_run": scoring_pass.dry_run,
+        "scorers": scoring_pass.scorers,
+        "config": scoring_pass.config,
+        "selection": selection,
+        "total": scoring_pass.total,
+        "done": scoring_pass.done,
+        "progress": round(scoring_pass.progress, 4),
+        "written": scoring_pass.written,
+        "skipped": scoring_pass.skipped,
+        "existing": scoring_pass.existing,
+        "error": scoring_pass.error,
+        "created_at": scoring_pass.created_at,
+        "started_at": scoring_pass.started_at,
+        "finished_at": scoring_pass.finished_at,
+    }
+
+
+def pass_detail_as_dict(scoring_pass, *, after=None):
+    skips, more = pass_skips(scoring_pass=scoring_pass, after=after)
+    body = pass_as_dict(scoring_pass)
+    body["skips_by_reason"] = pass_skip_counts(scoring_pass=scoring_pass)
+    body["skips"] = [{k: v for k, v in skip.items() if k != "id"} for skip in skips]
+    body["skips_next"] = f"{body['url']}?skips_after={skips[-1]['id']}" if more else None
+    if scoring_pass.dry_run:
+        body["scores"] = pass_dry_run_scores(scoring_pass=scoring_pass)
+    return body

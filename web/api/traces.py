@@ -1,0 +1,185 @@
+"""HTTP API for runs: ingest, list, read."""
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from datasets.ingestion import traces_ingest
+from datasets.models import RunStatus, Span, Trace
+from datasets.run_schema import request_schema
+from datasets.run_selectors import spans_in_tree_order, trace_get
+from evalsite.auth import request_project
+from scoring.models import Abstention, Score
+from scoring.selectors import run_scores, runs_list
+from web.api.openapi import problem_responses
+from web.api.rest import NewestFirstCursorPagination
+
+
+class SpanOut(serializers.ModelSerializer):
+    parent_id = serializers.CharField(source="parent_span_id", allow_null=True)
+    depth = serializers.IntegerField(help_text="Depth in the span tree (0 for a root).")
+    cost_cents = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Span
+        fields = [
+            "span_id", "parent_id", "depth", "kind", "name", "input", "output", "status", "error", "started_at",
+            "ended_at", "latency_ms", "cost_cents", "model", "usage", "attributes",
+        ]  # fmt: skip
+
+
+class TraceOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+    case = serializers.IntegerField(source="case_id", allow_null=True)
+    cost_cents = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Trace
+        fields = [
+            "trace_id", "name", "status", "error", "input", "output", "started_at", "ended_at", "latency_ms",
+            "cost_cents", "metadata", "tags", "experiment", "case", "source", "ingested_at",
+        ]  # fmt: skip
+
+
+class RunScoreOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+    source = serializers.CharField(help_text="builtin, judge or human.")
+    stale = serializers.BooleanField(
+        read_only=True, help_text="The run changed after this score was computed (a late span); a re-score replaces it."
+    )
+
+    class Meta:
+        model = Score
+        fields = [
+            "scorer", "scorer_version", "value", "passed", "reason", "detail", "config", "source", "experiment",
+            "stale", "created_at",
+        ]  # fmt: skip
+
+
+class RunAbstentionOut(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
+
+    class Meta:
+        model = Abstention
+        fields = ["scorer", "scorer_version", "kind", "reason", "detail", "experiment", "created_at", "reviewed_at"]
+
+
+class TraceDetailOut(TraceOut):
+    spans = serializers.SerializerMethodField()
+    scores = RunScoreOut(source="scores_list", many=True, read_only=True, help_text="The run's scores, by scorer.")
+    abstentions = RunAbstentionOut(
+        source="abstentions_list",
+        many=True,
+        read_only=True,
+        help_text="Scorers that could not answer for this run, and why (newest first).",
+    )
+
+    class Meta(TraceOut.Meta):
+        fields = TraceOut.Meta.fields + ["spans", "scores", "abstentions"]
+
+    def get_spans(self, trace) -> list[dict]:
+        return SpanOut(spans_in_tree_order(trace), many=True).data
+
+    def to_representation(self, trace):
+        # Read once here, so each list costs one query however many scores it holds.
+        trace.scores_list, trace.abstentions_list = run_scores(trace)
+        return super().to_representation(trace)
+
+
+class TraceFilters(serializers.Serializer):
+    experiment = serializers.CharField(required=False, max_length=200, help_text="Experiment name.")
+    case = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1, help_text="Golden case id.")
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
+    text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")
+    scorer_failed = serializers.CharField(
+        required=False, max_length=100, help_text="Runs with a failed score of this scorer id, or of any with 'any'."
+    )
+    scorer_abstained = serializers.CharField(
+        required=False, max_length=100, help_text="Runs where this scorer id (or 'any') abstained."
+    )
+
+    def get_fields(self):
+        # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField(required=False, help_text="Runs started at or after this time.")
+        return fields
+
+
+class TracePagination(NewestFirstCursorPagination):
+    ordering = ("-started_at", "-id")
+
+
+IngestOut = inline_serializer(
+    "IngestResult",
+    {
+        "created": serializers.IntegerField(help_text="Runs written by this request."),
+        "unchanged": serializers.IntegerField(help_text="Runs already stored with identical content."),
+        "traces": inline_serializer(
+            "IngestedTrace",
+            {"trace_id": serializers.CharField(), "status": serializers.ChoiceField(["created", "unchanged"])},
+            many=True,
+        ),
+    },
+)
+
+
+class TraceCollection(APIView):
+    @extend_schema(
+        operation_id="traces_ingest",
+        summary="Ingest one run, or a batch of runs",
+        description=(
+            'One run, or `{"traces": [...]}` (at most `EVALSITE_MAX_BATCH` runs, default 1000). The batch is '
+            "validated whole: any bad item is a 400 whose `errors` name each item by index and field, and nothing "
+            "is written. Re-sending a `trace_id` with identical content is a no-op; different content is a 409. "
+            "Each new run counts one against the project's `quota_per_minute` (429 with `Retry-After`). Bodies over "
+            "`EVALSITE_MAX_BODY_BYTES` (default 16 MiB) get a 413."
+        ),
+        request={"application/json": request_schema(settings.EVALSITE_MAX_BATCH)},
+        responses={
+            201: OpenApiResponse(IngestOut, description="Something new was written."),
+            200: OpenApiResponse(IngestOut, description="Every run was already stored with identical content."),
+            **problem_responses(400, 401, 409, 413, 429),
+        },
+    )
+    def post(self, request):
+        result = traces_ingest(project=request_project(request), payload=request.data)
+        return Response(result.as_dict(), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="traces_list",
+        summary="List runs, newest first",
+        parameters=[TraceFilters],
+        responses={200: TraceOut(many=True), **problem_responses(400, 401)},
+    )
+    def get(self, request):
+        filters = TraceFilters(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        f = filters.validated_data
+        traces = runs_list(
+            project=request_project(request),
+            experiment=f.get("experiment"),
+            case=f.get("case"),
+            status=f.get("status"),
+            started_from=f.get("from"),
+            started_to=f.get("to"),
+            text=f.get("text"),
+            scorer_failed=f.get("scorer_failed"),
+            scorer_abstained=f.get("scorer_abstained"),
+        )
+        paginator = TracePagination()
+        page = paginator.paginate_queryset(traces, request, view=self)
+        return paginator.get_paginated_response(TraceOut(page, many=True).data)
+
+
+class TraceDetail(APIView):
+    @extend_schema(
+        operation_id="traces_retrieve",
+        summary="One run with its spans in tree order, its scores and abstentions",
+        responses={200: TraceDetailOut, **problem_responses(401, 404)},
+    )
+    def get(self, request, trace_id):
+        trace = trace_get(project=request_project(request), trace_id=trace_id)
+        return Response(TraceDetailOut(trace).data)

@@ -1,0 +1,33 @@
+"""The API's paths under ``/v1/api/`` (ARCHITECTURE §9)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from web.api import cases, datasets, experiments, gate, scoring, traces
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("traces", traces.TraceCollection.as_view(), name="api-traces"),
+    path("traces/<path:trace_id>", traces.TraceDetail.as_view(), name="api-trace"),
+    path("datasets", datasets.DatasetCollection.as_view(), name="api-datasets"),
+    path("datasets/<str:name>", datasets.DatasetDetail.as_view(), name="api-dataset"),
+    path("datasets/<str:name>/cases", cases.CaseCollection.as_view(), name="api-cases"),
+    path("datasets/<str:name>/cases/from-traces", cases.CaseCapture.as_view(), name="api-cases-capture"),
+    path("datasets/<str:name>/export", datasets.DatasetExport.as_view(), name="api-dataset-export"),
+    path("datasets/<str:name>/import", datasets.DatasetImport.as_view(), name="api-dataset-import"),
+    path("datasets/<str:name>/gate-policy", gate.GatePolicyView.as_view(), name="api-gate-policy"),
+    path("cases/<int:case_id>", cases.CaseDetail.as_view(), name="api-case"),
+    path("schemas/expectations", datasets.ExpectationsSchema.as_view(), name="api-schema-expectations"),
+    path("scorers", scoring.ScorerList.as_view(), name="api-scorers"),
+    path("score", scoring.ScoreNow.as_view(), name="api-score"),
+    path("passes", scoring.PassCollection.as_view(), name="api-passes"),
+    path("passes/<int:pass_id>", scoring.PassDetail.as_view(), name="api-pass"),
+    path("experiments", experiments.ExperimentCollection.as_view(), name="api-experiments"),
+    path("experiments/compare", experiments.ExperimentCompare.as_view(), name="api-experiments-compare"),
+    path("experiments/<str:name>", experiments.ExperimentDetail.as_view(), name="api-experiment"),
+    path("gate", gate.GateView.as_view(), name="api-gate"),
+    path("gate-runs", gate.GateRunCollection.as_view(), name="api-gate-runs"),
+    path("gate-runs/<int:gate_run_id>", gate.GateRunDetail.as_view(), name="api-gate-run"),
+]

@@ -1,0 +1,75 @@
+"""``POST /v1/traces``: the OTLP/HTTP traces endpoint (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``).
+
+Authenticated by the project's key (``Authorization: Bearer esk_...``); CSRF does not
+apply (no session). Answers in the request's own content type (see ``protocol``).
+"""
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework.views import APIView
+
+from datasets.otlp.decoding import request_decode
+from datasets.otlp.ingestion import otlp_spans_ingest
+from evalsite.auth import request_project
+from evalsite.errors import PayloadTooLarge
+from web.otlp.overload import export_slot
+from web.otlp.protocol import export_response, otlp_exception_handler, request_format
+from web.otlp.schema import EXPORT_REQUEST_SCHEMA, export_responses
+
+
+class TraceExport(APIView):
+    def get_exception_handler(self):
+        return otlp_exception_handler
+
+    def perform_content_negotiation(self, request, force=False):
+        # The answer's format follows the request's Content-Type, not Accept.
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        operation_id="otlp_traces_export",
+        summary="Export OpenTelemetry spans (OTLP/HTTP)",
+        description=(
+            "The OTLP/HTTP traces endpoint: point `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` here. The body is an "
+            "`ExportTraceServiceRequest` as protobuf (`application/x-protobuf`) or JSON (`application/json`), "
+            "optionally gzip- or deflate-compressed (`Content-Encoding`). Spans become runs: one run per trace id, "
+            "whose fields are recomputed as its spans arrive, in any order and over any number of exports. Spans "
+            "that cannot be used are counted in `partialSuccess.rejectedSpans` with the reasons in `errorMessage`; "
+            "the rest are written. The answer has the request's content type. Mapping rules: docs/otel.md."
+        ),
+        tags=["otlp"],
+        request={
+            "application/json": EXPORT_REQUEST_SCHEMA,
+            "application/x-protobuf": {"type": "string", "format": "binary"},
+        },
+        responses=export_responses(),
+    )
+    def post(self, request):
+        fmt = request_format(request)
+        with export_slot():
+            spans = request_decode(
+                _body(request),
+                content_type=request.META.get("CONTENT_TYPE"),
+                content_encoding=request.META.get("HTTP_CONTENT_ENCODING"),
+                limit=settings.EVALSITE_MAX_BODY_BYTES,
+            )
+            outcome = otlp_spans_ingest(project=request_project(request), spans=spans)
+        return export_response(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
+
+
+def _body(request):
+    """The raw body, read up to one byte past the limit."""
+    limit = settings.EVALSITE_MAX_BODY_BYTES
+    meta = request.META
+    declared = meta.get("CONTENT_LENGTH") or ""
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"The body is {declared} bytes; the limit is {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
+    if not meta.get("CONTENT_LENGTH") and "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+        # Django reads a body only as far as its Content-Length, and a chunked body has
+        # none: read it from the server's input stream, still bounded.
+        body = meta["wsgi.input"].read(limit + 1)
+    else:
+        stream = request.stream
+        body = stream.read(limit + 1) if stream is not None else b""
+    if len(body) > limit:
+        raise PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
+    return body

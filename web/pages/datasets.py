@@ -1,0 +1,162 @@
+"""Curation pages: datasets, a dataset's cases, one case (edit, archive, history), the review queue.
+
+Every change calls the same service as the API (``datasets.cases``, ``datasets.jsonl``);
+a service's error comes back next to the field it names, with the reviewer's input kept.
+Access (member to read, reviewer to change) is decided by ``web.pages.access``.
+"""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+
+from datasets.case_selectors import (
+    ALL_STATUSES,
+    case_get,
+    case_list,
+    case_revisions,
+    dataset_get,
+    dataset_list,
+    review_queue,
+)
+from datasets.cases import case_archive, case_create, case_restore, case_update, dataset_create
+from datasets.jsonl import cases_import
+from datasets.models import CaseStatus
+from evalsite.errors import DomainError
+from web.api.datasets import jsonl_download
+from web.pages.access import cursor_page, page_render, project_page
+from web.pages.forms import CaseForm, DatasetForm, ImportForm, errors_show
+
+CASES_PER_PAGE = 100
+STATUS_TABS = [CaseStatus.ACTIVE, CaseStatus.DRAFT, CaseStatus.ARCHIVED, ALL_STATUSES]
+RECENT_RUNS = 10
+
+
+@project_page
+def datasets_page(request, project):
+    form = DatasetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            dataset = dataset_create(project=project, data=form.dataset_data())
+        except DomainError as exc:
+            errors_show(form, exc)
+        else:
+            messages.success(request, f"Dataset {dataset.name} created. Capture runs into it from the Runs page.")
+            return redirect("dataset", slug=project.slug, name=dataset.name)
+    return page_render(
+        request,
+        "datasets/list.html",
+        {"datasets": list(dataset_list(project=project)), "form": form},
+        status=400 if form.errors else 200,
+    )
+
+
+@project_page
+def dataset_page(request, project, name):
+    dataset = dataset_get(project=project, name=name, counted=True)
+    status = request.GET.get("status") or CaseStatus.ACTIVE
+    if status not in STATUS_TABS:
+        status = CaseStatus.ACTIVE
+    cases, newer, older = cursor_page(
+        request, case_list(dataset=dataset, status=status), ordering=("id",), page_size=CASES_PER_PAGE
+    )
+    return page_render(
+        request,
+        "datasets/detail.html",
+        {"dataset": dataset, "cases": cases, "newer": newer, "older": older, "status": status, "tabs": STATUS_TABS},
+    )
+
+
+@project_page
+def dataset_export(request, project, name):
+    return jsonl_download(dataset_get(project=project, name=name))
+
+
+@project_page
+def dataset_import(request, project, name):
+    dataset = dataset_get(project=project, name=name)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = cases_import(dataset=dataset, body=form.cleaned_data["file"].read(), by=request.user)
+        except DomainError as exc:
+            problems = exc.errors
+            form.add_error("file", exc.detail)
+        else:
+            summary = result.as_dict()
+            messages.success(
+                request,
+                f"Imported {summary['created']} new, {summary['updated']} updated, "
+                f"{summary['unchanged']} unchanged cases.",
+            )
+            return redirect("dataset", slug=project.slug, name=dataset.name)
+    return page_render(
+        request,
+        "datasets/import.html",
+        {"dataset": dataset, "form": form, "problems": problems},
+        status=400 if form.errors else 200,
+    )
+
+
+@project_page
+def case_new(request, project, name):
+    dataset = dataset_get(project=project, name=name)
+    form = CaseForm(request.POST or None, initial={"status": CaseStatus.ACTIVE})
+    if request.method == "POST" and form.is_valid():
+        data = form.case_data()
+        data.pop("version", None)
+        try:
+            case = case_create(dataset=dataset, data=data, by=request.user)
+        except DomainError as exc:
+            errors_show(form, exc)
+        else:
+            messages.success(request, f"Case {case.name} created.")
+            return redirect("case", slug=project.slug, case_id=case.pk)
+    return page_render(
+        request, "datasets/case_new.html", {"dataset": dataset, "form": form}, status=400 if form.errors else 200
+    )
+
+
+@project_page
+def case_page(request, project, case_id):
+    case = case_get(project=project, case_id=case_id)
+    form = CaseForm(initial=CaseForm.initial_for(case))
+    if request.method == "POST":
+        action = request.POST.get("action", "save")
+        if action in ("archive", "restore"):
+            change = case_archive if action == "archive" else case_restore
+            try:
+                case, changed = change(case=case, by=request.user)
+            except DomainError as exc:
+                messages.error(request, exc.detail)
+            else:
+                if changed:
+                    messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
+            return redirect("case", slug=project.slug, case_id=case.pk)
+        form = CaseForm(request.POST)
+        if form.is_valid():
+            try:
+                case, changed = case_update(case=case, data=form.case_data(), by=request.user)
+            except DomainError as exc:
+                errors_show(form, exc)
+            else:
+                messages.success(request, f"Saved as version {case.version}." if changed else "Nothing changed.")
+                return redirect("case", slug=project.slug, case_id=case.pk)
+    return page_render(
+        request,
+        "datasets/case.html",
+        {
+            "case": case,
+            "form": form,
+            "revisions": list(case_revisions(case=case)),
+            "runs": list(case.runs.select_related("experiment").order_by("-started_at", "-id")[:RECENT_RUNS]),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@project_page
+def review_page(request, project):
+    cases, newer, older = cursor_page(
+        request, review_queue(project=project), ordering=("id",), page_size=CASES_PER_PAGE
+    )
+    return page_render(request, "datasets/review.html", {"cases": cases, "newer": newer, "older": older})

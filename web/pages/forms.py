@@ -1,0 +1,288 @@
+"""Browser forms of the curation pages.
+
+Forms only turn what a reviewer typed into the values the services take (text or JSON
+from a textarea, a checkbox into a boolean) and keep the input for re-display; the
+rules themselves live in the services (``datasets.case_validation``), and their errors
+come back next to the field they name with ``errors_show``.
+"""
+
+import json
+
+from django import forms
+
+from datasets.models import CaseStatus, RunStatus
+
+TEXT, JSON = "text", "json"
+VALUE_FORMATS = [(TEXT, "text"), (JSON, "JSON")]
+JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "json"})
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_parse(text):
+    """The JSON value in ``text``; ``forms.ValidationError`` saying where it breaks."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:
+        raise forms.ValidationError(f"is not valid JSON: {exc}") from None
+
+
+def json_text(value):
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def value_text(value):
+    """``(text, format)`` to show a stored value in a text-or-JSON field (None shows empty)."""
+    if value is None:
+        return "", TEXT
+    if isinstance(value, str):
+        return value, TEXT
+    return json_text(value), JSON
+
+
+def errors_show(form, error):
+    """Put a service error's ``{field, message}`` items next to the form fields they name.
+
+    ``expectations.tool_match`` goes to the ``expectations`` field as
+    ``tool_match: <message>``; a field the form does not have goes to the top.
+    """
+    items = error.errors or [{"field": None, "message": error.detail}]
+    for item in items:
+        path = item.get("field") or ""
+        head = path.replace("[", ".").split(".", 1)[0]
+        rest = path[len(head) :].lstrip(".")
+        message = f"{rest}: {item['message']}" if rest else item["message"]
+        if head in form.fields and not form.fields[head].widget.is_hidden:
+            form.add_error(head, message)
+        elif head in form.fields:
+            # A hidden field (the version an edit is based on) has nowhere to show its
+            # error: the whole explanation goes to the top of the form.
+            form.add_error(None, error.detail)
+        else:
+            form.add_error(None, f"{path}: {item['message']}" if path else item["message"])
+
+
+class ValueWithFormat:
+    """Cleans a textarea ``<name>`` read as plain text or as JSON per ``<name>_format``."""
+
+    value_fields = ()
+
+    def clean(self):
+        data = super().clean()
+        for name in self.value_fields:
+            text = data.get(name) or ""
+            if not text.strip():
+                data[name] = None
+            elif data.get(f"{name}_format") == JSON:
+                try:
+                    data[name] = json_parse(text)
+                except forms.ValidationError as exc:
+                    self.add_error(name, exc)
+            else:
+                data[name] = text
+        return data
+
+
+def _json_object_clean(form, name):
+    text = form.cleaned_data.get(name) or ""
+    if not text.strip():
+        return {}
+    return json_parse(text)
+
+
+class RunFilterForm(forms.Form):
+    """The runs list's filters (a GET form: the URL of a filtered list can be shared)."""
+
+    text = forms.CharField(required=False, max_length=200, label="Text")
+    experiment = forms.CharField(required=False, max_length=200)
+    status = forms.ChoiceField(required=False, choices=[("", "any"), *RunStatus.choices])
+    since = forms.DateTimeField(
+        required=False, label="Started from", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="Started before", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    failed = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Failed scorer",
+        help_text="A scorer id, or 'any'.",
+        widget=forms.TextInput(attrs={"list": "scorer-ids"}),
+    )
+    abstained = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Abstained scorer",
+        help_text="A scorer id, or 'any'.",
+        widget=forms.TextInput(attrs={"list": "scorer-ids"}),
+    )
+
+    def filters(self):
+        """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""
+        if not self.is_valid():
+            return {}
+        d = self.cleaned_data
+        return {
+            "text": d["text"] or None,
+            "experiment": d["experiment"] or None,
+            "status": d["status"] or None,
+            "started_from": d["since"],
+            "started_to": d["until"],
+            "scorer_failed": d["failed"] or None,
+            "scorer_abstained": d["abstained"] or None,
+        }
+
+
+class DatasetTargetMixin:
+    """A dataset to capture into: one of the project's, or a new one named here."""
+
+    def dataset_choices(self, datasets):
+        self.fields["dataset"].choices = [("", "choose a dataset")] + [(d.name, d.name) for d in datasets]
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("dataset") and not data.get("new_dataset"):
+            self.add_error("dataset", "Choose a dataset, or name a new one.")
+        if data.get("dataset") and data.get("new_dataset"):
+            self.add_error("new_dataset", "Leave this empty when you choose an existing dataset.")
+        return data
+
+
+class CaptureForm(DatasetTargetMixin, ValueWithFormat, forms.Form):
+    """Capture one run (the run page)."""
+
+    value_fields = ("expected_output",)
+
+    dataset = forms.ChoiceField(required=False)
+    new_dataset = forms.CharField(required=False, max_length=100, label="or a new dataset")
+    name = forms.CharField(required=False, max_length=200, help_text="Default: the run's trace_id.")
+    use_output_as_expected = forms.BooleanField(
+        required=False,
+        label="Use the run's answer as the expected answer",
+        help_text="Only for runs that went right. A failed run's answer must not become the reference.",
+    )
+    expected_output = forms.CharField(
+        required=False,
+        strip=False,
+        label="Expected answer",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Leave empty to write it later: the case is flagged 'needs expected answer'.",
+    )
+    expected_output_format = forms.ChoiceField(choices=VALUE_FORMATS, initial=TEXT, label="read as")
+    expectations = forms.CharField(
+        required=False,
+        widget=JSON_WIDGET,
+        help_text='JSON object, e.g. {"expected_tools": ["quote_room"]}.',
+    )
+
+    def __init__(self, *args, datasets=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dataset_choices(datasets)
+
+    def clean_expectations(self):
+        return _json_object_clean(self, "expectations")
+
+    def capture_data(self, trace_id):
+        """The ``cases_capture`` request for this run."""
+        d = self.cleaned_data
+        data = {"trace_ids": [trace_id], "use_output_as_expected": d["use_output_as_expected"]}
+        if d["expected_output"] is not None:
+            data["expected_output"] = d["expected_output"]
+        if d["expectations"]:
+            data["expectations"] = d["expectations"]
+        if d["name"]:
+            data["name"] = d["name"]
+        return data
+
+
+class BulkCaptureForm(DatasetTargetMixin, forms.Form):
+    """Capture the runs ticked in the runs list."""
+
+    trace_ids = forms.Field(
+        widget=forms.MultipleHiddenInput, error_messages={"required": "Tick at least one run to capture."}
+    )
+    dataset = forms.ChoiceField(required=False)
+    new_dataset = forms.CharField(required=False, max_length=100, label="or a new dataset")
+    use_output_as_expected = forms.BooleanField(
+        required=False, label="Use each run's answer as the expected answer (only for runs that went right)"
+    )
+
+    def __init__(self, *args, datasets=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dataset_choices(datasets)
+
+    def capture_data(self):
+        d = self.cleaned_data
+        return {"trace_ids": list(d["trace_ids"]), "use_output_as_expected": d["use_output_as_expected"]}
+
+
+class DatasetForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="Letters, digits, '-' and '_', e.g. reservo.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def dataset_data(self):
+        return {"name": self.cleaned_data["name"], "description": self.cleaned_data["description"]}
+
+
+class CaseForm(ValueWithFormat, forms.Form):
+    """Create or edit a case. ``version`` is the version the reviewer saw: a newer one is a conflict."""
+
+    value_fields = ("input", "expected_output")
+
+    name = forms.CharField(max_length=200)
+    status = forms.ChoiceField(choices=CaseStatus.choices, initial=CaseStatus.ACTIVE)
+    input = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+    input_format = forms.ChoiceField(choices=VALUE_FORMATS, initial=TEXT, label="read as")
+    expected_output = forms.CharField(
+        required=False,
+        strip=False,
+        label="Expected answer",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Empty = no expected answer yet (the case stays in the review queue).",
+    )
+    expected_output_format = forms.ChoiceField(choices=VALUE_FORMATS, initial=TEXT, label="read as")
+    expectations = forms.CharField(required=False, widget=JSON_WIDGET, help_text="JSON object; empty = none.")
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    metadata = forms.CharField(required=False, widget=JSON_WIDGET, help_text="JSON object; empty = none.")
+    version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    @classmethod
+    def initial_for(cls, case):
+        input_text, input_format = value_text(case.input)
+        expected_text, expected_format = value_text(case.expected_output)
+        return {
+            "name": case.name,
+            "status": case.status,
+            "input": input_text,
+            "input_format": input_format,
+            "expected_output": expected_text,
+            "expected_output_format": expected_format,
+            "expectations": json_text(case.expectations) if case.expectations else "",
+            "notes": case.notes,
+            "metadata": json_text(case.metadata) if case.metadata else "",
+            "version": case.version,
+        }
+
+    def clean_expectations(self):
+        return _json_object_clean(self, "expectations")
+
+    def clean_metadata(self):
+        return _json_object_clean(self, "metadata")
+
+    def case_data(self):
+        """The fields for ``case_create`` / ``case_update`` (with ``version`` when known)."""
+        d = self.cleaned_data
+        data = {
+            key: d[key] for key in ("name", "status", "input", "expected_output", "expectations", "notes", "metadata")
+        }
+        if d.get("version"):
+            data["version"] = d["version"]
+        return data
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label="JSONL file", help_text="One case per line, as the export writes them.")

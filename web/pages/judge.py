@@ -1,0 +1,48 @@
+"""The judge settings page: ``/p/<slug>/settings/judge/``, for the project's admins.
+
+Access is decided by ``web.pages.access.project_page``: not logged in, the login page; not
+a member, 404 (the project's existence is not disclosed). Members who are not admins
+get 403, for reading too: the page shows where the project's runs are sent. The page
+never shows the stored key back, only whether one is set. Saving goes through
+``judge_configure``.
+"""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+
+from checks.judge.spec import PASS_THRESHOLD
+from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
+from evalsite.errors import Invalid
+from evalsite.models import Role
+from scoring.judge.forms import JudgeConfigForm
+from scoring.judge.selectors import judge_config_get
+from scoring.judge.services import judge_configure
+from web.pages.access import forbidden, page_render, project_page
+
+
+@project_page(change_role=Role.ADMIN)
+def judge_settings(request, project):
+    if not request.membership.allows(Role.ADMIN):
+        return forbidden(request, f"Only the admins of {project.name} may see or change its judge.")
+    config = judge_config_get(project)
+    form = JudgeConfigForm(request.POST or None, config=config)
+    if request.method == "POST" and form.is_valid():
+        try:
+            judge_configure(project=project, actor=request.user, **form.judge_values())
+        except Invalid as exc:  # the form checks the same rules; this is another admin's save in between
+            form.add_judge_errors(exc.errors)
+        else:
+            messages.success(request, "The judge configuration was saved.")
+            return redirect("judge-settings", slug=project.slug)
+    return page_render(
+        request,
+        "judge/settings.html",
+        {
+            "form": form,
+            "config": config,
+            "has_api_key": bool(config and config.api_key),
+            "is_configured": bool(config and config.is_configured),
+            "builtin_ids": (*BUILTIN_IDS, *AGENT_CHECK_IDS),
+            "pass_threshold": PASS_THRESHOLD,
+        },
+    )

@@ -1,0 +1,112 @@
+"""Runs pages: the filterable runs list (capture several at once) and one run (capture it).
+
+Reads go through the same selectors as the API, writes through the same services
+(``datasets.capture``, ``datasets.cases``); access is decided by ``web.pages.access``.
+"""
+
+from django.contrib import messages
+from django.db import transaction
+from django.shortcuts import redirect
+
+from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
+from datasets.capture import cases_capture
+from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
+from datasets.cases import dataset_create
+from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
+from evalsite.errors import DomainError
+from scoring.selectors import run_scores, runs_annotate_scores, runs_list
+from web.pages.access import cursor_page, page_render, project_page
+from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
+
+RUNS_PER_PAGE = 50
+
+
+def capture_into(*, project, form, data, by):
+    """Capture into the dataset the form names, creating it first when it is new (atomically).
+
+    Returns ``(dataset, captured)``, or ``None`` after putting the errors on the form.
+    """
+    new_name = form.cleaned_data.get("new_dataset")
+    try:
+        with transaction.atomic():
+            if new_name:
+                try:
+                    dataset = dataset_create(project=project, data={"name": new_name})
+                except DomainError as exc:
+                    for item in exc.errors:
+                        item["field"] = "new_dataset" if item.get("field") == "name" else item.get("field")
+                    raise
+            else:
+                dataset = dataset_get(project=project, name=form.cleaned_data["dataset"])
+            return dataset, cases_capture(dataset=dataset, data=data, by=by)
+    except DomainError as exc:
+        errors_show(form, exc)
+        return None
+
+
+def _captured_message(request, dataset, captured):
+    created = sum(c.created for c in captured)
+    existing = len(captured) - created
+    text = f"Captured {created} run{'s' if created != 1 else ''} into {dataset.name}."
+    if existing:
+        text += f" {existing} {'was' if existing == 1 else 'were'} already there (no twin created)."
+    if created and not any(c.case.expected_output is not None for c in captured if c.created):
+        text += " The new cases need an expected answer: see the review queue."
+    messages.success(request, text)
+
+
+@project_page
+def run_list(request, project):
+    filters = RunFilterForm(request.GET or None)
+    traces = trace_captured_annotate(runs_annotate_scores(runs_list(project=project, **filters.filters())))
+    datasets = list(dataset_list(project=project, include_archived=False))
+    capture = BulkCaptureForm(request.POST or None, datasets=datasets)
+    if request.method == "POST" and capture.is_valid():
+        done = capture_into(project=project, form=capture, data=capture.capture_data(), by=request.user)
+        if done is not None:
+            _captured_message(request, *done)
+            return redirect("dataset", slug=project.slug, name=done[0].name)
+    runs, newer, older = cursor_page(request, traces, ordering=("-started_at", "-id"), page_size=RUNS_PER_PAGE)
+    return page_render(
+        request,
+        "runs/list.html",
+        {
+            "filters": filters,
+            "filtered": any(v for v in filters.filters().values()),
+            "runs": runs,
+            "newer": newer,
+            "older": older,
+            "capture": capture,
+            "selected": set(request.POST.getlist("trace_ids")),
+            "datasets": datasets,
+            "scorer_ids": (*BUILTIN_IDS, *AGENT_CHECK_IDS),
+        },
+        status=400 if capture.errors else 200,
+    )
+
+
+@project_page
+def run_detail(request, project, trace_id):
+    trace = trace_get(project=project, trace_id=trace_id)
+    datasets = list(dataset_list(project=project, include_archived=False))
+    capture = CaptureForm(request.POST or None, datasets=datasets, initial={"expected_output_format": "text"})
+    if request.method == "POST" and capture.is_valid():
+        done = capture_into(project=project, form=capture, data=capture.capture_data(trace.trace_id), by=request.user)
+        if done is not None:
+            _captured_message(request, *done)
+            return redirect("run", slug=project.slug, trace_id=trace.trace_id)
+    scores, abstentions = run_scores(trace)
+    return page_render(
+        request,
+        "runs/detail.html",
+        {
+            "trace": trace,
+            "spans": spans_in_tree_order(trace),
+            "scores": scores,
+            "abstentions": abstentions,
+            "cases": list(cases_from_run(project=project, trace_id=trace.trace_id)),
+            "capture": capture,
+            "datasets": datasets,
+        },
+        status=400 if capture.errors else 200,
+    )

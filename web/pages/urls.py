@@ -1,0 +1,40 @@
+"""The pages: sign-in, the project list, and one project's pages under ``/p/<slug>/``.
+
+Who may see what is decided once, in ``web.pages.access``.
+"""
+
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from web.pages import datasets, experiments, home, judge, runs, scoring
+
+project_patterns = [
+    path("", home.project_home, name="project-home"),
+    path("runs/", runs.run_list, name="runs"),
+    # A trace_id may contain slashes (ci/main/42), hence <path:>.
+    path("runs/<path:trace_id>/", runs.run_detail, name="run"),
+    path("datasets/", datasets.datasets_page, name="datasets"),
+    path("datasets/<str:name>/", datasets.dataset_page, name="dataset"),
+    path("datasets/<str:name>/export.jsonl", datasets.dataset_export, name="dataset-export"),
+    path("datasets/<str:name>/import/", datasets.dataset_import, name="dataset-import"),
+    path("datasets/<str:name>/cases/new/", datasets.case_new, name="case-new"),
+    path("cases/<int:case_id>/", datasets.case_page, name="case"),
+    path("review/", datasets.review_page, name="review"),
+    path("passes/", scoring.pass_list_page, name="passes"),
+    path("passes/<int:pass_id>/", scoring.pass_page, name="pass"),
+    path("passes/<int:pass_id>/progress.json", scoring.pass_progress, name="pass-progress"),
+    path("review/scores/", scoring.review_page, name="review-scores"),
+    path("experiments/", experiments.experiments_page, name="experiments"),
+    path("experiments/compare/", experiments.compare_page, name="compare"),
+    path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
+    path("gate-runs/<int:gate_run_id>/", experiments.gate_run_page, name="gate-run"),
+    path("settings/judge/", judge.judge_settings, name="judge-settings"),
+]
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", home.home, name="home"),
+    path("switch/", home.project_switch, name="project-switch"),
+    path("p/<slug:slug>/", include(project_patterns)),
+]

@@ -1,0 +1,21 @@
+"""The root URLconf: the API, the OTLP endpoint, the admin, the health check and the pages."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from web import system
+from web.otlp.views import TraceExport
+
+urlpatterns = [
+    path("v1/api/", include("web.api.urls")),
+    # OTLP/HTTP: the path OpenTelemetry exporters post to (docs/otel.md).
+    path("v1/traces", TraceExport.as_view(), name="otlp-traces"),
+    # Anything else under the API answers in the API's error format, DEBUG or not.
+    re_path(r"^v1/", system.not_found),
+    path("admin/", admin.site.urls),
+    path("healthz", system.health, name="health"),
+    path("", include("web.pages.urls")),
+]
+
+handler404 = "web.system.not_found"
+handler500 = "web.system.server_error"
