@@ -23,27 +23,10 @@ the floor raises the floor to that pass rate.
 
 from dataclasses import dataclass, field
 
+from checks.scorers import scorer_get
+
 PASSED, FAILED, ABSTAINED = "passed", "failed", "abstained"
 
-# Which category a failed or unmeasured check falls in (judge criteria are "judge").
-CHECK_CATEGORIES = {
-    "tool_choice": "tool_choice",
-    "tool_output_schema": "schema",
-    "json_valid": "schema",
-    "tool_output": "output",
-    "exact_match": "output",
-    "contains": "output",
-    "answered": "output",
-    "not_a_refusal": "output",
-    "no_leaked_secret": "output",
-    "cost_budget": "threshold",
-    "latency_budget": "threshold",
-    "tool_efficiency": "threshold",
-    "no_tool_loop": "threshold",
-    "no_errors": "error",
-    "tool_succeeded": "error",
-    "span_present": "error",
-}
 NO_RUN_REASON = "no run recorded for this case"
 
 
@@ -58,7 +41,8 @@ class Check:
     def category(self):
         if self.status == ABSTAINED and self.detail.get("exception"):
             return "error"
-        return CHECK_CATEGORIES.get(self.scorer, "judge")
+        spec = scorer_get(self.scorer)
+        return spec.category if spec is not None else "judge"
 
     def as_dict(self):
         return {"scorer": self.scorer, "status": self.status, "reason": self.reason, "detail": self.detail}

@@ -8,7 +8,7 @@ the field's path (``expectations.tool_match``, ``expectations.expected_tools[0]`
 silently dropped: a typo such as ``expected_tool`` names itself.
 
 Expectations are validated against the published schema
-(``datasets.expectations.EXPECTATIONS_SCHEMA``, JSON Schema draft 7). A JSON Schema
+(``checks.expectations.EXPECTATIONS_SCHEMA``, JSON Schema draft 7). A JSON Schema
 given as an expectation (``tool_output_schema``, ``output_schema``) must itself be a
 valid schema, read with the draft it names, as the scorers will read it.
 """
@@ -18,8 +18,8 @@ import re
 
 from jsonschema import Draft7Validator
 
+from checks.expectations import EXPECTATIONS_SCHEMA
 from checks.scorers.schemas import schema_problems
-from datasets.expectations import EXPECTATIONS_SCHEMA
 from datasets.models import CaseStatus
 from evalsite.errors import NUL_MESSAGE, Invalid
 
@@ -49,7 +49,6 @@ CASE_DEFAULTS = {
 DATASET_FIELDS = ("name", "description")
 
 _expectations_validator = Draft7Validator(EXPECTATIONS_SCHEMA)
-EXPECTATION_KEYS = tuple(EXPECTATIONS_SCHEMA["properties"])
 _SCHEMA_VALUED = ("tool_output_schema", "output_schema")
 
 

@@ -1,8 +1,9 @@
 """The gate: score what is missing for an experiment's runs of a dataset's active cases,
 decide PASS or FAIL, and keep the verdict as a GateRun.
 
-Which checks gate a case: the expectations it has (each key below implies one check)
-plus ``expectations.scorers`` and the policy's extra ``scorers``. The run of a case is
+Which checks gate a case: the expectations it has (each turns on the check whose
+``gated_by`` names it, ``checks.scorers.gating_scorers``) plus ``expectations.scorers``
+and the policy's extra ``scorers``. The run of a case is
 the experiment's most recent run linked to it. The verdict rules live in
 ``checks.verdict``; this module gathers the evidence and writes the record.
 
@@ -16,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from checks.scorers import gating_scorers
 from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
@@ -28,28 +30,6 @@ from scoring.catalog import scorers_available
 from scoring.judge.criteria import judged_among
 from scoring.judge.planning import judge_sync_run_cap
 from scoring.outcomes import outcomes_ensure
-
-# Expectation key -> the check it turns on, in the order checks are reported.
-GATING_EXPECTATIONS = (
-    ("expected_tools", "tool_choice"),
-    ("tool_output_schema", "tool_output_schema"),
-    ("tool_output", "tool_output"),
-    ("output_schema", "json_valid"),
-    ("contains", "contains"),
-    ("required_span", "span_present"),
-    ("tool_budget", "tool_efficiency"),
-    ("cost_threshold_cents", "cost_budget"),
-    ("latency_threshold_ms", "latency_budget"),
-)
-
-
-def gating_scorers(expectations, policy_scorers=()):
-    """The scorer ids a case is gated on, in report order, without repeats."""
-    ids = [scorer for key, scorer in GATING_EXPECTATIONS if key in expectations]
-    for scorer in [*expectations.get("scorers", ()), *policy_scorers]:
-        if scorer not in ids:
-            ids.append(scorer)
-    return ids
 
 
 def gate_request(

@@ -14,7 +14,7 @@ Typical use::
 
 from .base import Abstain, Result, RunView, Scorer, SpanView, config_missing_abstain, run_from_payload, score_run
 from .config import config_hash, config_validate, resolve_config
-from .registry import AGENT_CHECK_IDS, BUILTIN_IDS, SCORERS, scorer_get, scorers_describe
+from .registry import AGENT_CHECK_IDS, BUILTIN_IDS, SCORERS, gating_scorers, scorer_get, scorers_describe
 from .values import canonical_json
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "config_hash",
     "config_missing_abstain",
     "config_validate",
+    "gating_scorers",
     "resolve_config",
     "run_from_payload",
     "score_run",

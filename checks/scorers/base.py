@@ -84,6 +84,7 @@ class Abstain:
 class Scorer:
     """A scorer's spec, as the registry holds it and ``GET /v1/api/scorers`` lists it.
 
+    ``category`` and ``gated_by`` say how the gate reports and turns on the check.
     ``case_config(run)`` builds the scorer's config from the linked case
     (``run.expectations`` / ``run.expected_output``), or returns None when the case does
     not configure it. ``schema_keys`` names config keys whose value is itself a JSON
@@ -106,6 +107,13 @@ class Scorer:
     # The config every score of this scorer is stored with, whatever the request or the
     # case says (a judge criterion: its question).
     fixed_config: dict | None = None
+    # What a failed or unmeasured check of this scorer is reported as in the gate:
+    # tool_choice, tool_args, schema, output, threshold, error; judge criteria are "judge".
+    category: str = "judge"
+    # The expectation that turns this check on for a case in the gate (None: only when a
+    # case or the policy names the scorer). The gate reports checks in the order of the
+    # expectations schema (``checks.expectations``).
+    gated_by: str | None = None
 
 
 def config_missing_abstain(scorer):

@@ -132,6 +132,7 @@ SCORERS = (
         kind="builtin",
         needs_config=False,
         config_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        category="output",
         expectation_keys=(),
         func=no_leaked_secret,
     ),

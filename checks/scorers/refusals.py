@@ -137,6 +137,7 @@ SCORERS = (
         kind="builtin",
         needs_config=False,
         config_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        category="output",
         expectation_keys=(),
         func=not_a_refusal,
     ),

@@ -4,6 +4,8 @@
 criteria are configured per project and are not listed here.
 """
 
+from checks.expectations import EXPECTATIONS_SCHEMA
+
 from . import agent_checks, answers, budgets, leaks, refusals, runs
 
 BUILTIN_IDS = (
@@ -25,6 +27,22 @@ AGENT_CHECK_IDS = ("tool_choice", "tool_output_schema", "tool_output")
 
 _ALL = {s.id: s for module in (answers, runs, budgets, refusals, leaks, agent_checks) for s in module.SCORERS}
 SCORERS = {scorer_id: _ALL[scorer_id] for scorer_id in (*BUILTIN_IDS, *AGENT_CHECK_IDS)}
+EXPECTATION_KEYS = tuple(EXPECTATIONS_SCHEMA["properties"])
+_GATED_BY = {s.gated_by: s.id for s in SCORERS.values() if s.gated_by}
+
+
+def gating_scorers(expectations, extra_scorers=()):
+    """The scorer ids a case is gated on, in report order, without repeats.
+
+    Each expectation the case has turns on the check whose ``gated_by`` names it, in
+    the order of the expectations schema; then the case's ``expectations.scorers`` and
+    ``extra_scorers`` (the policy's).
+    """
+    ids = [_GATED_BY[key] for key in EXPECTATION_KEYS if key in expectations and key in _GATED_BY]
+    for scorer in [*expectations.get("scorers", ()), *extra_scorers]:
+        if scorer not in ids:
+            ids.append(scorer)
+    return ids
 
 
 def scorer_get(scorer_id):

@@ -3,7 +3,7 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from datasets.expectations import EXPECTATIONS_SCHEMA
+from checks.expectations import EXPECTATIONS_SCHEMA
 from datasets.models import Dataset
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from datasets.expectations import EXPECTATIONS_SCHEMA
+from checks.expectations import EXPECTATIONS_SCHEMA
 from examples.reservo import (
     GOLDEN_CASES_PATH,
     OUTPUT_SCHEMAS,

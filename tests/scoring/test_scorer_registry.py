@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import checks.scorers
-from checks.scorers import SCORERS, scorer_get, scorers_describe
+from checks.expectations import EXPECTATIONS_SCHEMA
+from checks.scorers import SCORERS, gating_scorers, scorer_get, scorers_describe
 
 BUILTINS = [
     "answered",
@@ -91,20 +92,32 @@ def _imports(path):
             yield node.module
 
 
-def test_it_imports_nothing_but_the_standard_library_and_jsonschema():
+def test_it_imports_nothing_but_the_standard_library_jsonschema_and_other_pure_checks():
     files = sorted(PACKAGE.glob("*.py"))
     assert len(files) >= 8
     outside = {
         (path.name, module)
         for path in files
         for module in _imports(path)
-        if module.split(".")[0] not in sys.stdlib_module_names and module.split(".")[0] != "jsonschema"
+        if module.split(".")[0] not in (*sys.stdlib_module_names, "jsonschema", "checks")
     }
     assert outside == set()
 
 
-def test_it_has_no_django_drf_or_celery_import_statement_anywhere():
-    for path in PACKAGE.glob("*.py"):
-        text = path.read_text()
-        for framework in ("django", "rest_framework", "celery"):
-            assert f"import {framework}" not in text and f"from {framework}" not in text, (path.name, framework)
+def test_each_check_names_its_gate_category_and_the_expectation_that_turns_it_on():
+    categories = {"tool_choice", "tool_args", "schema", "output", "threshold", "error"}
+    for scorer in SCORERS.values():
+        assert scorer.category in categories, scorer.id
+        if scorer.gated_by is not None:
+            assert scorer.gated_by in EXPECTATIONS_SCHEMA["properties"], scorer.id
+            assert scorer.gated_by in scorer.expectation_keys, scorer.id
+
+
+def test_the_gate_turns_on_checks_in_the_order_of_the_expectations_schema():
+    expectations = {"latency_threshold_ms": 10, "contains": "x", "expected_tools": ["a"], "tool_output": {}}
+    assert gating_scorers(expectations) == ["tool_choice", "tool_output", "contains", "latency_budget"]
+    assert gating_scorers({"scorers": ["answered"], "contains": "x"}, ["answered", "no_errors"]) == [
+        "contains",
+        "answered",
+        "no_errors",
+    ]

@@ -12,6 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from checks.expectations import EXPECTATIONS_SCHEMA
 from datasets.capture import MAX_TRACES_PER_CAPTURE, cases_capture
 from datasets.case_selectors import (
     ALL_STATUSES,
@@ -22,7 +23,6 @@ from datasets.case_selectors import (
 )
 from datasets.case_validation import CASE_NAME_MAX
 from datasets.cases import case_archive, case_create, case_update
-from datasets.expectations import EXPECTATIONS_SCHEMA
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from web.api.openapi import problem_responses

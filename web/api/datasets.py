@@ -17,13 +17,13 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from checks.expectations import EXPECTATIONS_SCHEMA
 from datasets.case_selectors import (
     ALL_STATUSES,
     dataset_get,
     dataset_list,
 )
 from datasets.cases import dataset_create
-from datasets.expectations import EXPECTATIONS_SCHEMA
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import CaseStatus, Dataset
 from evalsite.auth import request_project

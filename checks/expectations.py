@@ -3,6 +3,10 @@
 Expectations configure the checks a case is gated on. Unknown keys are refused, so a
 typo such as ``expected_tool`` is a 400 naming the field instead of a check that
 silently never runs. Served at ``GET /v1/api/schemas/expectations``.
+
+The order of the properties is the order the gate reports a case's checks in: each
+scorer names the expectation that turns it on (``Scorer.gated_by``), and
+``gating_scorers`` walks the keys in this order.
 """
 
 TOOL_MATCH_MODES = ["exact", "in_order", "any_order", "superset"]
@@ -30,23 +34,16 @@ EXPECTATIONS_SCHEMA = {
             "description": "The tool whose last result tool_output and tool_output_schema check "
             "(default: the last of expected_tools).",
         },
-        "tool_output": {
-            "type": "object",
-            "description": "Field values the target tool's last result must carry (checked by tool_output).",
-        },
         "tool_output_schema": {
             "type": "object",
             "description": "JSON Schema the target tool's last result must satisfy (checked by tool_output_schema).",
         },
-        "output_schema": {"type": "object", "description": "JSON Schema of the final answer (json_valid)."},
-        "cost_threshold_cents": {"type": "number", "minimum": 0, "description": "Most the run may cost (cost_budget)."},
-        "latency_threshold_ms": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Longest the run may take (latency_budget).",
+        "tool_output": {
+            "type": "object",
+            "description": "Field values the target tool's last result must carry (checked by tool_output).",
         },
+        "output_schema": {"type": "object", "description": "JSON Schema of the final answer (json_valid)."},
         "contains": {"type": "string", "minLength": 1, "description": "A string the answer must contain (contains)."},
-        "tool_budget": {"type": "integer", "minimum": 0, "description": "Most tool calls allowed (tool_efficiency)."},
         "required_span": {
             "type": "object",
             "additionalProperties": False,
@@ -56,6 +53,13 @@ EXPECTATIONS_SCHEMA = {
                 "name": {"type": "string"},
             },
             "description": "A span the run must record (span_present).",
+        },
+        "tool_budget": {"type": "integer", "minimum": 0, "description": "Most tool calls allowed (tool_efficiency)."},
+        "cost_threshold_cents": {"type": "number", "minimum": 0, "description": "Most the run may cost (cost_budget)."},
+        "latency_threshold_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Longest the run may take (latency_budget).",
         },
         "scorers": {
             "type": "array",
