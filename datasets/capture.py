@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from datasets.case_validation import (
+    CASE_FIELD_SCHEMAS,
     CASE_NAME_MAX,
+    TRACE_ID_MAX,
     case_name_check,
     expectations_check,
     json_value_problem,
@@ -157,6 +159,37 @@ def _name_from_trace_id(trace_id):
     return name[:CASE_NAME_MAX]
 
 
+CAPTURE_REQUEST_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["trace_ids"],
+    "properties": {
+        "trace_ids": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_TRACES_PER_CAPTURE,
+            "items": {"type": "string", "minLength": 1, "maxLength": TRACE_ID_MAX},
+        },
+        "use_output_as_expected": {
+            "type": "boolean",
+            "default": False,
+            "description": "Take each run's answer as the expected answer. Off by default: a captured failure's "
+            "answer is not the reference.",
+        },
+        "expected_output": {
+            **CASE_FIELD_SCHEMAS["expected_output"],
+            "description": "The expected answer for every new case (not with use_output_as_expected).",
+        },
+        "expectations": {**CASE_FIELD_SCHEMAS["expectations"], "description": "Expectations for every new case."},
+        "name": {
+            **CASE_FIELD_SCHEMAS["name"],
+            "type": ["string", "null"],
+            "description": "Case name; only when capturing a single run.",
+        },
+    },
+}
+
+
 def _capture_request_clean(data):
     if not isinstance(data, dict):
         raise Invalid("The body must be a JSON object.", errors=[{"field": None, "message": "must be a JSON object"}])
@@ -174,7 +207,11 @@ def _capture_request_clean(data):
     elif len(trace_ids) > MAX_TRACES_PER_CAPTURE:
         errors.append({"field": "trace_ids", "message": f"must list at most {MAX_TRACES_PER_CAPTURE} runs"})
     else:
-        bad = [i for i, t in enumerate(trace_ids) if not isinstance(t, str) or not t or len(t) > 200 or "\x00" in t]
+        bad = [
+            i
+            for i, t in enumerate(trace_ids)
+            if not isinstance(t, str) or not t or len(t) > TRACE_ID_MAX or "\x00" in t
+        ]
         errors.extend({"field": f"trace_ids[{i}]", "message": "must be a trace_id (a non-empty string)"} for i in bad)
         request["given_ids"] = trace_ids
         request["trace_ids"] = list(dict.fromkeys(trace_ids))

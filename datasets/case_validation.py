@@ -48,6 +48,54 @@ CASE_DEFAULTS = {
 }
 DATASET_FIELDS = ("name", "description")
 
+# The same rules as JSON Schema, for the API's documentation: one table, so the OpenAPI
+# description cannot drift from what the checks below accept (tests hold them together).
+_EXPECTATIONS_DOC = {k: v for k, v in EXPECTATIONS_SCHEMA.items() if k != "$schema"}
+CASE_FIELD_SCHEMAS = {
+    "name": {"type": "string", "minLength": 1, "maxLength": CASE_NAME_MAX, "description": "Unique in the dataset."},
+    "input": {"description": "What the agent is asked (any JSON)."},
+    "expected_output": {"description": "The expected final answer (any JSON); null = none yet (needs one)."},
+    "expectations": {
+        **_EXPECTATIONS_DOC,
+        "type": ["object", "null"],
+        "description": "Checks the case is gated on; see GET /v1/api/schemas/expectations.",
+    },
+    "status": {"enum": list(CaseStatus.values), "description": "active (gated), draft or archived."},
+    "notes": {"type": ["string", "null"], "maxLength": NOTES_MAX},
+    "metadata": {"type": ["object", "null"], "description": "Free-form data kept with the case."},
+    "source_trace_id": {
+        "type": ["string", "null"],
+        "minLength": 1,
+        "maxLength": TRACE_ID_MAX,
+        "description": "The run this case came from (kept for good).",
+    },
+}
+DATASET_REQUEST_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {
+            "type": "string",
+            "pattern": DATASET_NAME_PATTERN.pattern,
+            "maxLength": DATASET_NAME_MAX,
+            "description": "Unique in the project: letters, digits, '-' and '_'.",
+        },
+        "description": {"type": ["string", "null"], "maxLength": DESCRIPTION_MAX},
+    },
+}
+
+
+def case_request_schema(*, allowed=CASE_FIELDS, required=("name",), extra=None):
+    """The JSON Schema of a request body made of case fields (``extra``: more properties)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(required),
+        "properties": {**{key: CASE_FIELD_SCHEMAS[key] for key in allowed}, **(extra or {})},
+    }
+
+
 _expectations_validator = Draft7Validator(EXPECTATIONS_SCHEMA)
 _SCHEMA_VALUED = ("tool_output_schema", "output_schema")
 

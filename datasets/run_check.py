@@ -4,8 +4,8 @@
 It only answers yes or no. On no, ``run_validation`` walks the schema itself
 (jsonschema) to name every bad field, so the messages always come from the schema.
 The two are kept equivalent by a property-based test that feeds both the same
-generated runs (tests/datasets/test_run_check.py). Limits and enums are read from
-``run_schema`` so there is one place to change them.
+generated runs (tests/datasets/test_run_check.py). Every limit and enum is read from
+``run_schema``, so the schema is the one place to change them.
 """
 
 from datasets.run_schema import (
@@ -25,6 +25,21 @@ _MAX_TAGS = RUN_SCHEMA["properties"]["tags"]["maxItems"]
 _MAX_TAG_LENGTH = RUN_SCHEMA["properties"]["tags"]["items"]["maxLength"]
 
 
+def _max_length(schema, key):
+    prop = schema["properties"][key]
+    return prop.get("maxLength") or next(
+        o["maxLength"] for o in prop.get("anyOf", prop.get("oneOf", ())) if "maxLength" in o
+    )
+
+
+_RUN_NAME = _max_length(RUN_SCHEMA, "name")
+_RUN_REFS = (("experiment", _max_length(RUN_SCHEMA, "experiment")), ("dataset", _max_length(RUN_SCHEMA, "dataset")))
+_SPAN_ID = _max_length(SPAN_SCHEMA, "span_id")
+_PARENT_ID = _max_length(SPAN_SCHEMA, "parent_id")
+_SPAN_NAME = _max_length(SPAN_SCHEMA, "name")
+_MODEL = _max_length(SPAN_SCHEMA, "model")
+
+
 def run_conforms(item):
     """True when ``item`` satisfies RUN_SCHEMA."""
     if type(item) is not dict or not item.keys() <= _RUN_KEYS:
@@ -33,9 +48,9 @@ def run_conforms(item):
     trace_id = get("trace_id")
     if type(trace_id) is not str or not 1 <= len(trace_id) <= MAX_ID_LENGTH:
         return False
-    if "name" in item and not _str(item["name"], 200):
+    if "name" in item and not _str(item["name"], _RUN_NAME):
         return False
-    for key, limit in (("experiment", 200), ("dataset", 100)):
+    for key, limit in _RUN_REFS:
         if key in item:
             value = item[key]
             if value is not None and not (type(value) is str and 1 <= len(value) <= limit):
@@ -72,19 +87,19 @@ def _span_conforms(span):
         return False
     get = span.get
     span_id = get("span_id")
-    if type(span_id) is not str or not 1 <= len(span_id) <= 100:
+    if type(span_id) is not str or not 1 <= len(span_id) <= _SPAN_ID:
         return False
-    if "parent_id" in span and not _optional_str(span["parent_id"], 100):
+    if "parent_id" in span and not _optional_str(span["parent_id"], _PARENT_ID):
         return False
     if "kind" in span and not _member(span["kind"], _KINDS):
         return False
-    if "name" in span and not _str(span["name"], 200):
+    if "name" in span and not _str(span["name"], _SPAN_NAME):
         return False
     if "status" in span and not _member(span["status"], _STATUSES):
         return False
     if not _common(span, get):
         return False
-    if "model" in span and not _optional_str(span["model"], 200):
+    if "model" in span and not _optional_str(span["model"], _MODEL):
         return False
     if "usage" in span:
         usage = span["usage"]

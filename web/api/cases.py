@@ -1,10 +1,10 @@
-"""HTTP API for curation: datasets, golden cases, capture of runs, JSONL import/export.
+"""HTTP API of golden cases: create, list, read, edit and archive them, and capture runs as cases.
 
-Views are thin: the services in ``datasets.cases``, ``datasets.capture`` and
-``datasets.jsonl`` validate every field (the same rules serve the browser pages and
-JSONL lines, so the request serializers below only document the shapes) and do every
-write; the selectors in ``datasets.case_selectors`` scope every read to the key's
-project.
+Views are thin: the services in ``datasets.cases`` and ``datasets.capture`` validate
+every field (the same rules serve the browser pages and JSONL lines) and do every
+write; the request bodies are documented by the JSON Schemas those rules publish, so
+the documentation cannot drift from them. The selectors in ``datasets.case_selectors``
+scope every read to the key's project.
 """
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from checks.expectations import EXPECTATIONS_SCHEMA
-from datasets.capture import MAX_TRACES_PER_CAPTURE, cases_capture
+from datasets.capture import CAPTURE_REQUEST_SCHEMA, cases_capture
 from datasets.case_selectors import (
     ALL_STATUSES,
     case_get,
@@ -21,7 +21,7 @@ from datasets.case_selectors import (
     case_revisions,
     dataset_get,
 )
-from datasets.case_validation import CASE_NAME_MAX
+from datasets.case_validation import CASE_EDITABLE_FIELDS, case_request_schema
 from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
@@ -103,50 +103,18 @@ CaptureOut = inline_serializer(
 )
 
 
-class CaseFieldsIn(serializers.Serializer):
-    input = serializers.JSONField(required=False, allow_null=True, help_text="What the agent is asked.")
-    expected_output = serializers.JSONField(
-        required=False, allow_null=True, help_text="The expected final answer; null = none yet (needs one)."
-    )
-    expectations = ExpectationsField(
-        required=False, help_text="Checks the case is gated on; see GET /v1/api/schemas/expectations."
-    )
-    status = serializers.ChoiceField(CaseStatus.choices, required=False)
-    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    metadata = serializers.DictField(required=False, allow_null=True, help_text="Free-form data kept with the case.")
-
-
-class CaseIn(CaseFieldsIn):
-    name = serializers.CharField(max_length=CASE_NAME_MAX, help_text="Unique in the dataset.")
-    source_trace_id = serializers.CharField(
-        required=False, allow_null=True, max_length=200, help_text="The run this case came from (kept for good)."
-    )
-
-
-class CasePatchIn(CaseFieldsIn):
-    name = serializers.CharField(required=False, max_length=CASE_NAME_MAX)
-    version = serializers.IntegerField(
-        required=False, min_value=1, help_text="The version this edit is based on; a newer stored version is a 409."
-    )
-
-
-class CaptureIn(serializers.Serializer):
-    trace_ids = serializers.ListField(
-        child=serializers.CharField(max_length=200), min_length=1, max_length=MAX_TRACES_PER_CAPTURE
-    )
-    use_output_as_expected = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Take each run's answer as the expected answer. Off by default: a captured failure's answer "
-        "is not the reference.",
-    )
-    expected_output = serializers.JSONField(
-        required=False, allow_null=True, help_text="The expected answer for every new case (not with the above)."
-    )
-    expectations = ExpectationsField(required=False, help_text="Expectations for every new case.")
-    name = serializers.CharField(
-        required=False, max_length=CASE_NAME_MAX, help_text="Case name; only when capturing a single run."
-    )
+CASE_CREATE_REQUEST = case_request_schema()
+CASE_EDIT_REQUEST = case_request_schema(
+    allowed=CASE_EDITABLE_FIELDS,
+    required=(),
+    extra={
+        "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The version this edit is based on; a newer stored version is a 409.",
+        }
+    },
+)
 
 
 class CaseFilters(serializers.Serializer):
@@ -170,7 +138,7 @@ class CaseCollection(APIView):
         description="Unknown fields and expectations that do not follow the published schema are a 400 naming "
         "the field (`expectations.tool_match`). A taken name, or a `source_trace_id` the dataset already holds, "
         "is a 409. The case starts at version 1 with a `created` revision.",
-        request=CaseIn,
+        request={"application/json": CASE_CREATE_REQUEST},
         responses={201: CaseOut, **problem_responses(400, 401, 404, 409)},
     )
     def post(self, request, name):
@@ -207,7 +175,7 @@ class CaseCapture(APIView):
             "unchanged with status `existing` (no twin). A run that is not in the project is a 400 naming "
             "`trace_ids[i]`; nothing is written. 201 when a case was created, else 200."
         ),
-        request=CaptureIn,
+        request={"application/json": CAPTURE_REQUEST_SCHEMA},
         responses={
             201: OpenApiResponse(CaptureOut, description="At least one case was created."),
             200: OpenApiResponse(CaptureOut, description="Every run was already captured."),
@@ -246,7 +214,7 @@ class CaseDetail(APIView):
             "values (`archived` / `restored` when `status` leaves or returns from archived). An edit that changes "
             "nothing writes nothing. With `version`, an edit based on an older version is a 409."
         ),
-        request=CasePatchIn,
+        request={"application/json": CASE_EDIT_REQUEST},
         responses={200: CaseDetailOut, **problem_responses(400, 401, 404, 409)},
     )
     def patch(self, request, case_id):

@@ -1,10 +1,9 @@
-"""HTTP API for curation: datasets, golden cases, capture of runs, JSONL import/export.
+"""HTTP API of datasets: create, list and read them, their JSONL export and import, and the
+published expectations schema.
 
-Views are thin: the services in ``datasets.cases``, ``datasets.capture`` and
-``datasets.jsonl`` validate every field (the same rules serve the browser pages and
-JSONL lines, so the request serializers below only document the shapes) and do every
-write; the selectors in ``datasets.case_selectors`` scope every read to the key's
-project.
+Views are thin: ``datasets.cases`` and ``datasets.jsonl`` validate every field (the
+same rules serve the browser pages) and do every write; ``datasets.case_selectors``
+scopes every read to the key's project.
 """
 
 from django.http import StreamingHttpResponse
@@ -23,6 +22,7 @@ from datasets.case_selectors import (
     dataset_get,
     dataset_list,
 )
+from datasets.case_validation import DATASET_REQUEST_SCHEMA
 from datasets.cases import dataset_create
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import CaseStatus, Dataset
@@ -87,13 +87,6 @@ ImportOut = inline_serializer(
 # ------------------------------------------------------- request shapes (documented)
 
 
-class DatasetIn(serializers.Serializer):
-    name = serializers.RegexField(
-        r"^[A-Za-z0-9_-]+$", max_length=100, help_text="Unique in the project: letters, digits, '-' and '_'."
-    )
-    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
-
-
 class ExportParams(serializers.Serializer):
     format = serializers.ChoiceField(["jsonl"], required=False, default="jsonl")
     status = serializers.ChoiceField(
@@ -113,7 +106,7 @@ class DatasetCollection(APIView):
     @extend_schema(
         operation_id="datasets_create",
         summary="Create a dataset",
-        request=DatasetIn,
+        request={"application/json": DATASET_REQUEST_SCHEMA},
         responses={201: DatasetOut, **problem_responses(400, 401, 409)},
     )
     def post(self, request):
