@@ -61,23 +61,7 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
     outcomes, already = outcomes_compute(
         plan, runs, decided=decided, deadline=started + settings.EVALSITE_REQUEST_TIMEOUT_SECONDS * SYNC_SCORING_SHARE
     )
-    scoring_pass = None
-    if not request.dry_run:
-        now = timezone.now()
-        scoring_pass = ScoringPass.objects.create(
-            project=project,
-            scorers=list(request.scorers),
-            config=request.config,
-            selection=request.selection(),
-            background=False,
-            status=PassStatus.RUNNING,
-            total=len(runs),
-            chunk_runs=max(1, len(runs)),
-            requested_by=requested_by,
-            requested_by_key=requested_by_key,
-            started_at=now,
-            progressed_at=now,
-        )
+    scoring_pass = None if request.dry_run else _pass_record(project, request, runs, requested_by, requested_by_key)
     report = WriteReport()
 
     def write(batch_runs, batch):
@@ -103,15 +87,7 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
         on_outcome=lambda outcome: write([outcome.run], [outcome]),
     )
     if scoring_pass is not None:
-        ScoringPass.objects.filter(pk=scoring_pass.pk).update(
-            status=PassStatus.DONE,
-            done=len(runs),
-            written=len(report.written),
-            skipped=len(report.recorded),
-            existing=already + report.existing,
-            finished_at=timezone.now(),
-        )
-        scoring_pass.refresh_from_db()
+        _pass_finish(scoring_pass, runs, report, already)
     experiments = experiment_names(runs)
     return ScoreNowResult(
         scores=[score_as_dict(o, experiments) for o in report.written],
@@ -121,3 +97,34 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
         dry_run=request.dry_run,
         scoring_pass=scoring_pass,
     )
+
+
+def _pass_record(project, request, runs, requested_by, requested_by_key):
+    """The request as a running, non-background pass (its scores and skips point at it)."""
+    now = timezone.now()
+    return ScoringPass.objects.create(
+        project=project,
+        scorers=list(request.scorers),
+        config=request.config,
+        selection=request.selection(),
+        background=False,
+        status=PassStatus.RUNNING,
+        total=len(runs),
+        chunk_runs=max(1, len(runs)),
+        requested_by=requested_by,
+        requested_by_key=requested_by_key,
+        started_at=now,
+        progressed_at=now,
+    )
+
+
+def _pass_finish(scoring_pass, runs, report, already):
+    ScoringPass.objects.filter(pk=scoring_pass.pk).update(
+        status=PassStatus.DONE,
+        done=len(runs),
+        written=len(report.written),
+        skipped=len(report.recorded),
+        existing=already + report.existing,
+        finished_at=timezone.now(),
+    )
+    scoring_pass.refresh_from_db()

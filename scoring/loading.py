@@ -45,17 +45,24 @@ def runs_load(trace_pks):
     traces = {
         row[0]: row
         for row in rows_select_by_ids(
-            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id, revision "
-            f"FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
+            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id, "
+            f"revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
             trace_pks,
         )
     }
+    spans = _spans(list(traces))
+    cases = _cases(row[9] for row in traces.values() if row[9] is not None)
+    return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk][9])) for pk in trace_pks if pk in traces]
+
+
+def _spans(trace_pks):
+    """``{trace pk: [SpanView]}`` in execution order: start time (spans without one last), then the client's order."""
+    q = connection.ops.quote_name
     rows = rows_select_by_ids(
         f"SELECT trace_id, span_id, parent_span_id, kind, name, input, output, status, error, latency_ms, "
         f"cost_cents, position, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
-        list(traces),
+        trace_pks,
     )
-    # Execution order: start time (spans without one last), then the client's order.
     rows.sort(key=lambda r: (r[0], r[12] is None, r[12] or 0, r[11]))
     spans = {}
     for row in rows:
@@ -74,37 +81,30 @@ def runs_load(trace_pks):
                 position=row[11],
             )
         )
-    cases = _cases(row[9] for row in traces.values() if row[9] is not None)
-    loaded = []
-    for pk in trace_pks:
-        row = traces.get(pk)
-        if row is None:
-            continue
-        run_spans = tuple(spans.get(pk, ()))
-        case = cases.get(row[9])
-        loaded.append(
-            LoadedRun(
-                pk=pk,
-                view=RunView(
-                    trace_id=row[1],
-                    input=_json(row[2]),
-                    output=_json(row[3]),
-                    status=row[4],
-                    error=row[5],
-                    latency_ms=row[6],
-                    cost_cents=None if row[7] is None else float(row[7]),
-                    spans=run_spans,
-                    expected_output=case[0] if case else None,
-                    expectations=case[1] if case else {},
-                    has_case=case is not None,
-                ),
-                experiment_id=row[8],
-                case_id=row[9] if case else None,
-                revision=row[10],
-                case_key=case[2] if case else None,
-            )
-        )
-    return loaded
+    return spans
+
+
+def _loaded(row, spans, case):
+    return LoadedRun(
+        pk=row[0],
+        view=RunView(
+            trace_id=row[1],
+            input=_json(row[2]),
+            output=_json(row[3]),
+            status=row[4],
+            error=row[5],
+            latency_ms=row[6],
+            cost_cents=None if row[7] is None else float(row[7]),
+            spans=tuple(spans),
+            expected_output=case[0] if case else None,
+            expectations=case[1] if case else {},
+            has_case=case is not None,
+        ),
+        experiment_id=row[8],
+        case_id=row[9] if case else None,
+        revision=row[10],
+        case_key=case[2] if case else None,
+    )
 
 
 def experiment_names(runs):

@@ -80,6 +80,41 @@ def score_request_read(*, project, data, background):
     filled in; raises ``Invalid`` listing every problem found. Reads only.
     """
     available = scorers_available(project=project)
+    scorers, config, errors = _scorers_read(project, available, data)
+    judged = judged_among(available, scorers)
+    cap = runs_cap(judged, background=background)
+    trace_ids, limit = _selection_read(data, cap, background, judged, errors)
+    if errors:
+        raise Invalid("The scoring request is invalid; see errors.", errors=errors)
+    if judged and not background:
+        cap = min(cap, _judge_cap_check(judged, trace_ids, limit))
+
+    experiment, experiment_id = data.get("experiment"), None
+    if trace_ids is not None:
+        errors.extend(_unknown_trace_ids(project, trace_ids))
+    else:
+        limit = limit if limit is not None else min(DEFAULT_LIMIT, cap)
+        if experiment is not None:
+            experiment_id = _experiment_id(project, experiment, errors)
+    if errors:
+        raise Invalid("The scoring request names runs that do not exist; see errors.", errors=errors)
+
+    request = ScoreRequest(
+        scorers=tuple(scorers),
+        config=config,
+        trace_ids=trace_ids,
+        started_from=data.get("from"),
+        limit=limit,
+        experiment=experiment,
+        experiment_id=experiment_id,
+        dry_run=bool(data.get("dry_run", False)),
+    )
+    _config_given_check(project, available, request)
+    return request
+
+
+def _scorers_read(project, available, data):
+    """``(scorers without repeats, config, errors)``: unknown ids, config for scorers not named, bad config."""
     errors = []
     scorers = list(dict.fromkeys(data["scorers"]))
     for index, scorer_id in enumerate(data["scorers"]):
@@ -91,59 +126,47 @@ def score_request_read(*, project, data, background):
             errors.append({"field": f"config.{scorer_id}", "message": f"{scorer_id!r} is not one of the scorers named"})
         elif scorer_id in available:
             errors.extend(_config_problems(available[scorer_id], scorer_config))
+    return scorers, config, errors
 
-    trace_ids = data.get("trace_ids")
-    started_from, limit, experiment = data.get("from"), data.get("limit"), data.get("experiment")
-    judged = judged_among(available, scorers)
-    cap = runs_cap(judged, background=background)
+
+def _selection_read(data, cap, background, judged, errors):
+    """``(trace_ids without repeats or None, limit)``; adds to ``errors`` what breaks the selection rules."""
+    trace_ids, limit = data.get("trace_ids"), data.get("limit")
     if trace_ids is not None:
-        for name, value in (("from", started_from), ("limit", limit), ("experiment", experiment)):
-            if value is not None:
+        for name in ("from", "limit", "experiment"):
+            if data.get(name) is not None:
                 errors.append({"field": name, "message": "cannot be combined with trace_ids (they select exact runs)"})
         trace_ids = tuple(dict.fromkeys(trace_ids))
         if len(trace_ids) > cap:
             errors.append({"field": "trace_ids", "message": _cap_message(cap, len(trace_ids), background, judged)})
     elif limit is not None and limit > cap:
         errors.append({"field": "limit", "message": _cap_message(cap, limit, background, judged)})
-    if errors:
-        raise Invalid("The scoring request is invalid; see errors.", errors=errors)
-    if judged and not background:
-        # Before any model is called: R // (T x J) runs fit in one request.
-        judge_cap = judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged))
-        requested = len(trace_ids) if trace_ids is not None else limit
-        judge_sync_cap_check(
-            config=judged[0].judge,
-            criteria_count=len(judged),
-            requested=requested if requested is not None else max(judge_cap, 1),
-            field="trace_ids" if trace_ids is not None else "limit",
-        )
-        cap = min(cap, judge_cap)
+    return trace_ids, limit
 
-    experiment_id = None
-    if trace_ids is not None:
-        errors.extend(_unknown_trace_ids(project, trace_ids))
-    else:
-        limit = limit if limit is not None else min(DEFAULT_LIMIT, cap)
-        if experiment is not None:
-            experiment_id = (
-                Experiment.objects.filter(project=project, name=experiment).values_list("pk", flat=True).first()
-            )
-            if experiment_id is None:
-                errors.append({"field": "experiment", "message": f"no experiment named {experiment!r} in this project"})
-    if errors:
-        raise Invalid("The scoring request names runs that do not exist; see errors.", errors=errors)
 
-    request = ScoreRequest(
-        scorers=tuple(scorers),
-        config=config,
-        trace_ids=trace_ids,
-        started_from=started_from,
-        limit=limit,
-        experiment=experiment,
-        experiment_id=experiment_id,
-        dry_run=bool(data.get("dry_run", False)),
+def _judge_cap_check(judged, trace_ids, limit):
+    """The runs a synchronous request may judge, ``R // (T x J)``, checked before any model is called."""
+    judge_cap = judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged))
+    requested = len(trace_ids) if trace_ids is not None else limit
+    judge_sync_cap_check(
+        config=judged[0].judge,
+        criteria_count=len(judged),
+        requested=requested if requested is not None else max(judge_cap, 1),
+        field="trace_ids" if trace_ids is not None else "limit",
     )
-    unconfigured = [s for s in scorers if requires_request_config(available[s]) and s not in config]
+    return judge_cap
+
+
+def _experiment_id(project, name, errors):
+    experiment_id = Experiment.objects.filter(project=project, name=name).values_list("pk", flat=True).first()
+    if experiment_id is None:
+        errors.append({"field": "experiment", "message": f"no experiment named {name!r} in this project"})
+    return experiment_id
+
+
+def _config_given_check(project, available, request):
+    """A scorer that needs config must get it from the request, or from cases of the selected runs."""
+    unconfigured = [s for s in request.scorers if requires_request_config(available[s]) and s not in request.config]
     if unconfigured and not _selection_has_cases(project, request):
         raise Invalid(
             f"{', '.join(unconfigured)} need{'s' if len(unconfigured) == 1 else ''} config: give "
@@ -153,7 +176,6 @@ def score_request_read(*, project, data, background):
                 for s in unconfigured
             ],
         )
-    return request
 
 
 def score_request_from_pass(scoring_pass):

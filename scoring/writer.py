@@ -124,13 +124,26 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
     changed = _changed_runs(runs, present)
     scorer_ids = sorted({o.scorer_id for o in outcomes})
     decided, stale = keys_decided(trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id)
+    scores, others = _sort_out(outcomes, present, changed, decided, report)
+    granted = _quota_grant(project, len(scores), dry_run, now)
+    report.written = scores[:granted]
+    over = scores[granted:]
+    if over:
+        message = f"over the project's quota of {project.quota_per_minute} records per minute; not written"
+        others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
+    report.recorded = others
+    if not dry_run:
+        _rows_write(project, pass_id, report, stale, now)
+    return report
 
+
+def _sort_out(outcomes, present, changed, decided, report):
+    """``(scores to write, abstentions and skips to record)``; already decided ones count as existing."""
     scores, others = [], []
     for outcome in outcomes:
         if outcome.run.pk not in present:
             continue
-        key = outcome.key
-        counts = decided.get(key)
+        counts = decided.get(outcome.key)
         if counts is not None:
             report.existing += counts
         elif outcome.run.pk in changed:
@@ -143,21 +156,19 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
             scores.append(outcome)
         else:
             others.append(outcome)
+    return scores, others
 
+
+def _quota_grant(project, wanted, dry_run, now):
     if dry_run:
         remaining = quota_remaining(project=project, now=now)
-        granted = len(scores) if remaining is None else min(len(scores), remaining)
-    else:
-        granted = quota_reserve(project=project, count=len(scores), partial=True, now=now)
-    report.written = scores[:granted]
-    over = scores[granted:]
-    if over:
-        message = f"over the project's quota of {project.quota_per_minute} records per minute; not written"
-        others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
-    report.recorded = others
-    if dry_run:
-        return report
+        return wanted if remaining is None else min(wanted, remaining)
+    return quota_reserve(project=project, count=wanted, partial=True, now=now)
 
+
+def _rows_write(project, pass_id, report, stale, now):
+    """Replace the stale scores the batch supersedes, then insert its scores and abstentions."""
+    others = report.recorded
     replaced = [stale[o.key] for o in report.written if o.key in stale]
     replaced += [stale[o.key] for o in others if o.key in stale and o.kind == AbstentionKind.ABSTAINED]
     if replaced:
@@ -194,7 +205,6 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
         ],
         unique=ABSTENTION_KEY,
     )  # fmt: skip
-    return report
 
 
 def _changed_runs(runs, present):

@@ -81,53 +81,62 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             raise CommandError(f"No project with slug {slug!r}.")
-        api_key = KEEP
-        if no_api_key:
-            api_key = ""
-        elif api_key_env is not None:
-            if not _ENV_NAME_RE.fullmatch(api_key_env):
-                # Not echoed: what was typed may be the key itself.
-                raise CommandError(
-                    "--api-key-env takes the NAME of an environment variable (letters, digits and underscores), "
-                    "not the key itself."
-                )
-            if api_key_env not in os.environ:
-                raise CommandError(f"The environment variable {api_key_env} is not set; export it with the api key.")
-            api_key = os.environ[api_key_env].strip()
-            if not api_key:
-                raise CommandError(
-                    f"The environment variable {api_key_env} is empty; use --no-api-key to clear the key."
-                )
-        criteria = KEEP
-        if criterion is not None:
-            criteria = {}
-            for criterion_id, question in criterion:
-                if criterion_id in criteria:
-                    raise CommandError(f"--criterion {criterion_id} is given twice.")
-                criteria[criterion_id] = question
         try:
             config = judge_configure(
                 project=project,
                 endpoint=endpoint,
                 model=model,
-                api_key=api_key,
+                api_key="" if no_api_key else _api_key_from(api_key_env),
                 timeout_seconds=KEEP if timeout_seconds is None else timeout_seconds,
-                criteria=criteria,
+                criteria=_criteria_from(criterion),
                 max_concurrency=KEEP if max_concurrency is None else max_concurrency,
                 actor=None,
             )
         except Invalid as exc:
             problems = "\n".join(f"  {e['field']}: {e['message']}" for e in exc.errors)
             raise CommandError(f"The judge configuration is invalid:\n{problems}") from None
-        key_source = f" (from ${api_key_env})" if api_key_env else ""
-        lines = [
-            f"Judge of project {project.slug!r} is {'on' if config.is_configured else 'off'}:",
-            f"  endpoint         {config.endpoint}",
-            f"  model            {config.model}",
-            f"  api key          {'set' + key_source if config.api_key else 'none (no Authorization header)'}",
-            f"  timeout_seconds  {config.timeout_seconds}",
-            f"  max_concurrency  {config.max_concurrency}",
-            f"  criteria         {len(config.criteria)}",
-            *(f"    {cid}: {question}" for cid, question in config.criteria.items()),
-        ]
-        self.stdout.write("\n".join(lines))
+        self.stdout.write(_summary(project, config, api_key_env))
+
+
+def _api_key_from(api_key_env):
+    """The key read from the named environment variable; ``KEEP`` when none is named."""
+    if api_key_env is None:
+        return KEEP
+    if not _ENV_NAME_RE.fullmatch(api_key_env):
+        # Not echoed: what was typed may be the key itself.
+        raise CommandError(
+            "--api-key-env takes the NAME of an environment variable (letters, digits and underscores), "
+            "not the key itself."
+        )
+    if api_key_env not in os.environ:
+        raise CommandError(f"The environment variable {api_key_env} is not set; export it with the api key.")
+    api_key = os.environ[api_key_env].strip()
+    if not api_key:
+        raise CommandError(f"The environment variable {api_key_env} is empty; use --no-api-key to clear the key.")
+    return api_key
+
+
+def _criteria_from(criterion):
+    if criterion is None:
+        return KEEP
+    criteria = {}
+    for criterion_id, question in criterion:
+        if criterion_id in criteria:
+            raise CommandError(f"--criterion {criterion_id} is given twice.")
+        criteria[criterion_id] = question
+    return criteria
+
+
+def _summary(project, config, api_key_env):
+    key_source = f" (from ${api_key_env})" if api_key_env else ""
+    lines = [
+        f"Judge of project {project.slug!r} is {'on' if config.is_configured else 'off'}:",
+        f"  endpoint         {config.endpoint}",
+        f"  model            {config.model}",
+        f"  api key          {'set' + key_source if config.api_key else 'none (no Authorization header)'}",
+        f"  timeout_seconds  {config.timeout_seconds}",
+        f"  max_concurrency  {config.max_concurrency}",
+        f"  criteria         {len(config.criteria)}",
+        *(f"    {cid}: {question}" for cid, question in config.criteria.items()),
+    ]
+    return "\n".join(lines)
