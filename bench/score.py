@@ -61,7 +61,7 @@ from datasets.models import Dataset, GoldenCase  # noqa: E402
 from evalsite.models import Heartbeat  # noqa: E402
 from evalsite.projects import project_create  # noqa: E402
 from evalsite.tasks import heartbeat  # noqa: E402
-from scoring.catalog import scorers_available  # noqa: E402
+from scoring.catalog import catalog_for  # noqa: E402
 from scoring.engine import ScoringPlan, outcomes_compute  # noqa: E402
 from scoring.loading import runs_load  # noqa: E402
 from scoring.models import PassStatus, Score, ScoringPass  # noqa: E402
@@ -136,7 +136,7 @@ def ceiling_measure(project, chunk):
     runs = []
     for start in range(0, len(pks), chunk):
         runs.extend(runs_load(pks[start : start + chunk]))
-    available = scorers_available(project=project)
+    available = catalog_for(project).scorers
     plan = ScoringPlan([available[s] for s in SCORERS], CONFIG)
     started = time.perf_counter()
     outcomes, _ = outcomes_compute(plan, runs)

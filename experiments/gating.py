@@ -26,9 +26,7 @@ from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
 from experiments.models import GateRun
 from experiments.policies import baseline_record, policy_for
-from scoring.catalog import scorers_available
-from scoring.judge.criteria import judged_among
-from scoring.judge.planning import judge_sync_run_cap
+from scoring.catalog import catalog_for
 from scoring.outcomes import outcomes_ensure
 
 
@@ -64,10 +62,10 @@ def gate_request(
 def _sync_max_cases(project, dataset):
     """Cases a gate evaluates in the request: fewer when its policy names judge criteria (R // (T x J))."""
     cap = settings.EVALSITE_GATE_SYNC_MAX_CASES
-    available = scorers_available(project=project)
-    judged = judged_among(available, policy_for(dataset).scorers)
+    catalog = catalog_for(project)
+    judged = catalog.judged(policy_for(dataset).scorers)
     if judged:
-        cap = min(cap, judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged)))
+        cap = min(cap, catalog.sync_judge_cap(len(judged)))
     return cap
 
 

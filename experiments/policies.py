@@ -9,6 +9,7 @@ from django.db import transaction
 
 from evalsite.errors import Conflict, Invalid
 from experiments.models import FloorChange, GatePolicy
+from scoring.catalog import catalog_for
 
 POLICY_FIELDS = ("min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "baseline")
 
@@ -18,12 +19,27 @@ def policy_for(dataset):
     return GatePolicy.objects.select_related("baseline").filter(dataset=dataset).first() or GatePolicy(dataset=dataset)
 
 
+def _scorers_check(project, scorer_ids):
+    available = catalog_for(project).scorers
+    unknown = [s for s in scorer_ids if s not in available]
+    if unknown:
+        raise Invalid(
+            "Unknown scorers.",
+            errors=[
+                {"field": "scorers", "message": f"unknown scorer {s!r}; known: {', '.join(sorted(available))}"}
+                for s in unknown
+            ],
+        )
+
+
 def policy_update(*, dataset, changes, key=None, user=None):
     """Apply ``changes`` (validated values of POLICY_FIELDS; ``baseline`` an Experiment or None).
 
     Raising the floor is recorded in the floor history; lowering it is a ``Conflict``
     (409): the floor only moves down by an admin, with a reason, in the admin.
     """
+    if "scorers" in changes:
+        _scorers_check(dataset.project, changes["scorers"])
     with transaction.atomic():
         policy = _locked_policy(dataset)
         new_floor = changes.get("min_pass_rate", policy.min_pass_rate)

@@ -17,10 +17,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from scoring.catalog import scorers_available
+from scoring.catalog import catalog_for, judge_deadline
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import outcomes_judge
-from scoring.judge.planning import judge_deadline
 from scoring.loading import experiment_names, runs_load
 from scoring.models import PassStatus, ScoringPass
 from scoring.requests import score_request_read, selection_pks
@@ -54,7 +53,7 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
     """
     started = time.monotonic()
     request = score_request_read(project=project, data=data, background=False)
-    available = scorers_available(project=project)
+    available = catalog_for(project).scorers
     plan = ScoringPlan([available[s] for s in request.scorers], request.config)
     runs = runs_load(list(selection_pks(project=project, request=request)))
     decided, _ = keys_decided(trace_pks=[r.pk for r in runs], scorer_ids=list(request.scorers))

@@ -16,7 +16,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from checks.scorers import Result
-from scoring.catalog import scorers_available
+from scoring.catalog import catalog_for
 from scoring.engine import ScoringPlan, outcomes_compute
 from scoring.freshness import scores_fresh
 from scoring.judge.criteria import outcomes_judge
@@ -32,7 +32,7 @@ def outcomes_ensure(*, project, trace_pks, scorers_by_case):
     -> scorer ids. An outcome is ``{"status": passed|failed|abstained, "reason", "detail"}``.
     """
     runs = {run.pk: run for run in runs_load(sorted(set(trace_pks.values())))}
-    available = scorers_available(project=project)
+    available = catalog_for(project).scorers
     outcomes, groups = {}, {}
     for case_id, trace_pk in trace_pks.items():
         run = runs.get(trace_pk)

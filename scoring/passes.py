@@ -47,7 +47,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from scoring.catalog import scorers_available
+from scoring.catalog import catalog_for
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
@@ -201,7 +201,7 @@ class _Totals:
 def _chunk_work(chunk, scoring_pass, token):
     """Load, score and write the chunk batch by batch; its totals, or None when the claim was lost."""
     project = scoring_pass.project
-    available = scorers_available(project=project)
+    available = catalog_for(project).scorers
     plan = ScoringPlan([available[s] for s in scoring_pass.scorers], scoring_pass.config)
     scorer_ids = list(scoring_pass.scorers)
     judged = any(is_judged(scorer) for scorer in plan.scorers)

@@ -12,7 +12,7 @@ their config, and a selection of runs (ARCHITECTURE §7):
   pass takes at most ``PASS_MAX_RUNS`` runs, a synchronous request at most
   ``SYNC_MAX_RUNS`` (more is a 400 naming the cap and pointing to ``/passes``; with
   ``limit`` omitted it takes as many as the cap allows). Judge criteria lower both
-  caps (``runs_cap``, ``scoring.judge.planning``): a synchronous request judges at
+  caps (``runs_cap``, ``scoring.catalog``): a synchronous request judges at
   most ``R // (T x J)`` runs, checked before any model is called.
 - runs ingested after the request are not part of it (``until``): a pass that takes
   minutes scores the runs that existed when it was asked for.
@@ -28,14 +28,13 @@ abstention.
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from checks.scorers import config_validate
 from datasets.models import Experiment, Trace
 from evalsite.errors import Invalid
-from scoring.catalog import requires_request_config, scorer_unknown_message, scorers_available
-from scoring.judge.criteria import judged_among
-from scoring.judge.planning import judge_pass_max_runs, judge_sync_cap_check, judge_sync_run_cap
+from scoring.catalog import catalog_for, requires_request_config
 
 DEFAULT_LIMIT = 1000
 PASS_MAX_RUNS = 1_000_000
@@ -79,15 +78,15 @@ def score_request_read(*, project, data, background):
     ``limit``, ``experiment``, ``dry_run``. Returns a ``ScoreRequest`` with ``limit``
     filled in; raises ``Invalid`` listing every problem found. Reads only.
     """
-    available = scorers_available(project=project)
-    scorers, config, errors = _scorers_read(project, available, data)
-    judged = judged_among(available, scorers)
-    cap = runs_cap(judged, background=background)
+    catalog = catalog_for(project)
+    scorers, config, errors = _scorers_read(catalog, data)
+    judged = catalog.judged(scorers)
+    cap = runs_cap(catalog, judged, background=background)
     trace_ids, limit = _selection_read(data, cap, background, judged, errors)
     if errors:
         raise Invalid("The scoring request is invalid; see errors.", errors=errors)
     if judged and not background:
-        cap = min(cap, _judge_cap_check(judged, trace_ids, limit))
+        cap = min(cap, _judge_cap_check(catalog, judged, trace_ids, limit))
 
     experiment, experiment_id = data.get("experiment"), None
     if trace_ids is not None:
@@ -109,17 +108,18 @@ def score_request_read(*, project, data, background):
         experiment_id=experiment_id,
         dry_run=bool(data.get("dry_run", False)),
     )
-    _config_given_check(project, available, request)
+    _config_given_check(project, catalog.scorers, request)
     return request
 
 
-def _scorers_read(project, available, data):
+def _scorers_read(catalog, data):
     """``(scorers without repeats, config, errors)``: unknown ids, config for scorers not named, bad config."""
+    available = catalog.scorers
     errors = []
     scorers = list(dict.fromkeys(data["scorers"]))
     for index, scorer_id in enumerate(data["scorers"]):
         if scorer_id not in available:
-            errors.append({"field": f"scorers[{index}]", "message": scorer_unknown_message(project, scorer_id)})
+            errors.append({"field": f"scorers[{index}]", "message": catalog.unknown_message([scorer_id])})
     config = dict(data.get("config") or {})
     for scorer_id, scorer_config in config.items():
         if scorer_id not in scorers:
@@ -144,17 +144,25 @@ def _selection_read(data, cap, background, judged, errors):
     return trace_ids, limit
 
 
-def _judge_cap_check(judged, trace_ids, limit):
-    """The runs a synchronous request may judge, ``R // (T x J)``, checked before any model is called."""
-    judge_cap = judge_sync_run_cap(config=judged[0].judge, criteria_count=len(judged))
+def _judge_cap_check(catalog, judged, trace_ids, limit):
+    """The runs a synchronous request may judge, ``R // (T x J)``, checked before any model is called.
+
+    A request that asks for more (``trace_ids`` or ``limit``) is a 400 naming the cap
+    and how it is computed; with ``limit`` omitted, it takes as many as fit.
+    """
+    cap = catalog.sync_judge_cap(len(judged))
     requested = len(trace_ids) if trace_ids is not None else limit
-    judge_sync_cap_check(
-        config=judged[0].judge,
-        criteria_count=len(judged),
-        requested=requested if requested is not None else max(judge_cap, 1),
-        field="trace_ids" if trace_ids is not None else "limit",
-    )
-    return judge_cap
+    if (requested if requested is not None else max(cap, 1)) > cap:
+        field = "trace_ids" if trace_ids is not None else "limit"
+        noun = "criterion" if len(judged) == 1 else "criteria"
+        message = (
+            f"{field} asks for {requested if requested is not None else 1} judged runs, but a synchronous request "
+            f"can judge at most {cap}: request timeout {settings.EVALSITE_REQUEST_TIMEOUT_SECONDS} s // (judge "
+            f"timeout {catalog.judge.timeout_seconds} s × {len(judged)} judge {noun}). Ask for fewer runs, omit "
+            "limit to judge as many recent runs as fit, or use POST /v1/api/passes."
+        )
+        raise Invalid(message, errors=[{"field": field, "message": message}], extra={"judge_run_cap": cap})
+    return cap
 
 
 def _experiment_id(project, name, errors):
@@ -194,17 +202,17 @@ def score_request_from_pass(scoring_pass):
     )
 
 
-def runs_cap(judged, *, background):
+def runs_cap(catalog, judged, *, background):
     """Most runs one request may score: ``judged`` are the judge criteria it names.
 
     Deterministic scorers take microseconds per run, so the synchronous cap only keeps
     the answer a readable size (the judge's deadline arithmetic lowers it further, see
-    ``scoring.judge.planning``); a pass naming judge criteria judges at most
+    ``scoring.catalog``); a pass naming judge criteria judges at most
     ``EVALSITE_JUDGE_PASS_MAX_RUNS`` runs.
     """
     if not background:
         return SYNC_MAX_RUNS
-    return min(PASS_MAX_RUNS, judge_pass_max_runs()) if judged else PASS_MAX_RUNS
+    return min(PASS_MAX_RUNS, catalog.pass_judge_cap) if judged else PASS_MAX_RUNS
 
 
 def selection_pks(*, project, request, until=None):

@@ -55,11 +55,6 @@ def is_judged(scorer):
     return scorer.kind == "judge"
 
 
-def judged_among(available, scorer_ids):
-    """The ``JudgeCriterion`` scorers among ``scorer_ids`` (``available``: ``scorers_available``)."""
-    return [available[s] for s in scorer_ids if s in available and is_judged(available[s])]
-
-
 def outcomes_judge(plan, runs, *, on_outcome, decided=None, deadline=None):
     """Judge ``runs`` on the plan's criteria; each ``Outcome`` goes to ``on_outcome`` as it arrives.
 

@@ -8,14 +8,9 @@ from django.conf import settings
 from checks.judge import Judge, judge_run_cap, judge_score_config, judge_scorer_version
 from checks.scorers import SCORERS
 from evalsite.errors import Invalid
-from scoring.judge.planning import judge_deadline, judge_pass_max_runs, judge_sync_cap_check, judge_sync_run_cap
-from scoring.judge.selectors import (
-    judge_criteria_ids,
-    unknown_scorer_error,
-    unknown_scorer_message,
-    valid_scorer_ids,
-)
+from scoring.catalog import Catalog, catalog_for, judge_deadline
 from scoring.judge.services import judge_configure
+from scoring.requests import score_request_read
 
 
 @pytest.mark.parametrize(
@@ -33,15 +28,24 @@ def test_it_refuses_to_compute_a_cap_without_a_criterion():
         judge_run_cap(30, 30, 0)
 
 
-def test_it_rejects_a_request_over_the_cap_naming_it(settings):
+def test_the_catalog_caps_a_synchronous_request_with_the_server_timeout(settings):
     settings.EVALSITE_REQUEST_TIMEOUT_SECONDS = 30
-    judge = Judge(endpoint="http://x/v1", model="m", timeout_seconds=10)
-    assert judge_sync_run_cap(config=judge, criteria_count=1) == 3
-    assert judge_sync_cap_check(config=judge, criteria_count=1, requested=3, field="limit") == 3
+    catalog = Catalog(scorers={}, judge=Judge(endpoint="http://x/v1", model="m", timeout_seconds=10))
+    assert (catalog.sync_judge_cap(1), catalog.sync_judge_cap(2)) == (3, 1)
+
+
+@pytest.mark.django_db
+def test_it_rejects_a_request_over_the_cap_naming_it(actors, settings):
+    settings.EVALSITE_REQUEST_TIMEOUT_SECONDS = 30
+    judge_configure(
+        project=actors.acme, endpoint="http://x/v1", model="m", timeout_seconds=10, criteria={"tone": "Polite?"}
+    )
+    request = score_request_read(project=actors.acme, data={"scorers": ["tone"], "limit": 3}, background=False)
+    assert request.limit == 3
     with pytest.raises(Invalid) as exc:
-        judge_sync_cap_check(config=judge, criteria_count=1, requested=4, field="trace_ids")
+        score_request_read(project=actors.acme, data={"scorers": ["tone"], "limit": 4}, background=False)
     assert "at most 3" in exc.value.detail
-    assert exc.value.errors[0]["field"] == "trace_ids"
+    assert exc.value.errors[0]["field"] == "limit"
     assert exc.value.extra == {"judge_run_cap": 3}
 
 
@@ -53,7 +57,7 @@ def test_it_gives_the_request_deadline_from_the_setting(settings):
 
 def test_it_bounds_worker_passes_by_their_own_setting():
     assert settings.EVALSITE_JUDGE_PASS_MAX_RUNS == 10_000
-    assert judge_pass_max_runs() == 10_000
+    assert Catalog(scorers={}, judge=None).pass_judge_cap == 10_000
 
 
 def test_a_judge_score_is_versioned_by_the_model_and_keyed_by_the_question():
@@ -68,22 +72,21 @@ def test_the_unknown_scorer_message_lists_built_ins_and_configured_criteria_toge
         project=actors.acme, endpoint="http://localhost:11434/v1", model="m",
         criteria={"no_hedging": "Does it commit?", "answer_relevance": "Relevant?"},
     )  # fmt: skip
-    message = unknown_scorer_message(actors.acme, ["relevancy"])
+    catalog = catalog_for(actors.acme)
+    message = catalog.unknown_message(["relevancy"])
     assert message.startswith("Unknown scorer: relevancy.")
     for scorer_id in SCORERS:
         assert scorer_id in message
     assert "Configured judge criteria: answer_relevance, no_hedging." in message
-    error = unknown_scorer_error(actors.acme, ["relevancy", "x"])
-    assert error.errors == [{"field": "scorers", "message": error.detail}]
-    assert error.detail.startswith("Unknown scorers: relevancy, x.")
+    assert catalog.unknown_message(["relevancy", "x"]).startswith("Unknown scorers: relevancy, x.")
 
 
 @pytest.mark.django_db
 def test_criteria_are_valid_scorer_ids_only_while_the_judge_is_on(actors):
-    assert valid_scorer_ids(actors.acme) == list(SCORERS)
+    assert list(catalog_for(actors.acme).scorers) == list(SCORERS)
     judge_configure(project=actors.acme, endpoint="http://localhost:11434/v1", model="m", criteria={"tone": "Polite?"})
-    assert valid_scorer_ids(actors.acme) == [*SCORERS, "tone"]
-    assert judge_criteria_ids(actors.umbrella) == []
+    assert list(catalog_for(actors.acme).scorers) == [*SCORERS, "tone"]
+    assert catalog_for(actors.umbrella).criteria_ids == []
     judge_configure(project=actors.acme, endpoint="", model="")
-    assert judge_criteria_ids(actors.acme) == []
-    assert "Configured judge criteria: none" in unknown_scorer_message(actors.acme, ["tone"])
+    assert catalog_for(actors.acme).criteria_ids == []
+    assert "Configured judge criteria: none" in catalog_for(actors.acme).unknown_message(["tone"])

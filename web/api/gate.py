@@ -9,12 +9,10 @@ from rest_framework.views import APIView
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
-from evalsite.errors import Invalid
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
 from experiments.selectors import gate_run_get, gate_run_list
-from scoring.catalog import scorers_available
 from web.api.openapi import problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
@@ -100,17 +98,6 @@ class GatePolicyView(APIView):
         project = request_project(request)
         dataset = dataset_get(project=project, name=name)
         changes = validated(GatePolicyIO, request.data)
-        if "scorers" in changes:
-            available = scorers_available(project=project)
-            unknown = [s for s in changes["scorers"] if s not in available]
-            if unknown:
-                raise Invalid(
-                    "Unknown scorers.",
-                    errors=[
-                        {"field": "scorers", "message": f"unknown scorer {s!r}; known: {', '.join(sorted(available))}"}
-                        for s in unknown
-                    ],
-                )
         if "baseline" in changes and changes["baseline"] is not None:
             changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
         policy = policy_update(dataset=dataset, changes=changes, key=request.auth)

@@ -13,7 +13,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.utils.dateparse import parse_datetime
 
-from scoring.catalog import scorers_available
+from scoring.catalog import catalog_for
 from scoring.models import AbstentionKind
 from scoring.review import abstentions_mark_reviewed, abstentions_rescore
 from scoring.selectors import (
@@ -136,7 +136,7 @@ def review_page(request, project):
         return redirect(request.get_full_path())
 
     scorers, reasons = abstention_filter_choices(project=project)
-    scorers = list(dict.fromkeys([*scorers_available(project=project), *scorers]))
+    scorers = list(dict.fromkeys([*catalog_for(project).scorers, *scorers]))
     filters = ReviewFilterForm(request.GET or None, scorers=scorers, reasons=reasons)
     rows = abstentions_for_review(project=project, **filters.filters())
     abstentions, newer, older = cursor_page(
