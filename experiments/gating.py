@@ -26,7 +26,7 @@ from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
 from experiments.models import GateRun
 from experiments.policies import baseline_record, policy_for
-from scoring.catalog import catalog_for
+from scoring.catalog import catalog_for, judge_sync_cap
 from scoring.outcomes import outcomes_ensure
 
 
@@ -65,7 +65,7 @@ def _sync_max_cases(project, dataset):
     catalog = catalog_for(project)
     judged = catalog.judged(policy_for(dataset).scorers)
     if judged:
-        cap = min(cap, catalog.sync_judge_cap(len(judged)))
+        cap = min(cap, judge_sync_cap(catalog.judge, len(judged)))
     return cap
 
 

@@ -7,13 +7,12 @@ between modules to ask:
 - ``scorers``: ``{id: Scorer}`` of the 13 built-in scorers and the agent checks
   (``checks.scorers``), then the configured judge criteria as ``JudgeCriterion``
   scorers (``scoring.judge.criteria``);
-- ``judged(ids)``: the judge criteria among ``ids``;
-- ``unknown_message(ids)``: the 400 for unknown ids, the one place the configured
-  criteria are named back (``GET /v1/api/scorers`` lists only the built-ins, as
-  ARCHITECTURE §5 says);
-- ``sync_judge_cap(criteria)``: how many runs a synchronous request can judge,
-  ``EVALSITE_REQUEST_TIMEOUT_SECONDS // (timeout_seconds × criteria)``, and
-  ``pass_judge_cap``: ``EVALSITE_JUDGE_PASS_MAX_RUNS`` for a worker pass.
+- ``criteria_ids`` and ``judged(ids)``: the judge criteria, and those among ``ids``;
+- ``request_config_ids``: the scorers a request must configure;
+- ``judge``: the judge's spec (its timeout sets how many runs a request can judge,
+  ``judge_sync_cap``).
+
+The rules that use these facts are the callers' (``scoring.requests`` for requests).
 """
 
 import time
@@ -30,32 +29,16 @@ from scoring.judge.selectors import judge_get
 
 @dataclass(frozen=True)
 class Catalog:
-    scorers: dict
-    judge: Judge | None  # None while the project's judge is off
+    """Plain data, read once: asking it never calls back into this module."""
 
-    @property
-    def criteria_ids(self):
-        return sorted(self.judge.criteria) if self.judge else []
+    scorers: dict  # {id: Scorer}: built-ins and agent checks, then the criteria
+    judge: Judge | None  # None while the project's judge is off
+    criteria_ids: tuple  # the configured criteria, sorted
+    request_config_ids: frozenset  # scorers a request must configure (or select runs with cases)
 
     def judged(self, scorer_ids):
         """The ``JudgeCriterion`` scorers among ``scorer_ids``, in their order."""
-        return [self.scorers[s] for s in scorer_ids if s in self.scorers and self.scorers[s].kind == "judge"]
-
-    def unknown_message(self, unknown_ids):
-        """'Unknown scorer(s): x. Built-in scorers: …. Configured judge criteria: ….'"""
-        unknown = ", ".join(str(i) for i in unknown_ids)
-        built_in = ", ".join(SCORERS)
-        criteria = self.criteria_ids
-        judged = ", ".join(criteria) if criteria else "none (the project's judge is not configured or has no criteria)"
-        noun = "scorer" if len(unknown_ids) == 1 else "scorers"
-        return f"Unknown {noun}: {unknown}. Built-in scorers: {built_in}. Configured judge criteria: {judged}."
-
-    def sync_judge_cap(self, criteria_count):
-        return judge_run_cap(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS, self.judge.timeout_seconds, criteria_count)
-
-    @property
-    def pass_judge_cap(self):
-        return settings.EVALSITE_JUDGE_PASS_MAX_RUNS
+        return [self.scorers[s] for s in scorer_ids if s in self.scorers and s in self.criteria_ids]
 
 
 def catalog_for(project):
@@ -64,7 +47,12 @@ def catalog_for(project):
     scorers = dict(SCORERS)
     if judge is not None:
         scorers.update(scorers_from_judge(judge))
-    return Catalog(scorers=scorers, judge=judge)
+    return Catalog(
+        scorers=scorers,
+        judge=judge,
+        criteria_ids=tuple(sorted(judge.criteria)) if judge else (),
+        request_config_ids=frozenset(s.id for s in scorers.values() if requires_request_config(s)),
+    )
 
 
 def requires_request_config(scorer):
@@ -81,3 +69,8 @@ def requires_request_config(scorer):
 def judge_deadline(started=None):
     """``time.monotonic()`` of ``started`` (default: now) plus the request timeout: the end of a request's judge calls."""
     return (time.monotonic() if started is None else started) + settings.EVALSITE_REQUEST_TIMEOUT_SECONDS
+
+
+def judge_sync_cap(judge, criteria_count):
+    """Runs a synchronous request can judge: ``EVALSITE_REQUEST_TIMEOUT_SECONDS // (timeout_seconds × criteria)``."""
+    return judge_run_cap(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS, judge.timeout_seconds, criteria_count)

@@ -31,10 +31,11 @@ from datetime import datetime
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from checks.scorers import config_validate
+from checks.judge.limits import judge_run_cap
+from checks.scorers import SCORERS, config_validate
 from datasets.models import Experiment, Trace
 from evalsite.errors import Invalid
-from scoring.catalog import catalog_for, requires_request_config
+from scoring.catalog import catalog_for
 
 DEFAULT_LIMIT = 1000
 PASS_MAX_RUNS = 1_000_000
@@ -81,7 +82,7 @@ def score_request_read(*, project, data, background):
     catalog = catalog_for(project)
     scorers, config, errors = _scorers_read(catalog, data)
     judged = catalog.judged(scorers)
-    cap = runs_cap(catalog, judged, background=background)
+    cap = runs_cap(judged, background=background)
     trace_ids, limit = _selection_read(data, cap, background, judged, errors)
     if errors:
         raise Invalid("The scoring request is invalid; see errors.", errors=errors)
@@ -108,7 +109,7 @@ def score_request_read(*, project, data, background):
         experiment_id=experiment_id,
         dry_run=bool(data.get("dry_run", False)),
     )
-    _config_given_check(project, catalog.scorers, request)
+    _config_given_check(project, catalog, request)
     return request
 
 
@@ -119,7 +120,7 @@ def _scorers_read(catalog, data):
     scorers = list(dict.fromkeys(data["scorers"]))
     for index, scorer_id in enumerate(data["scorers"]):
         if scorer_id not in available:
-            errors.append({"field": f"scorers[{index}]", "message": catalog.unknown_message([scorer_id])})
+            errors.append({"field": f"scorers[{index}]", "message": unknown_scorer_message(catalog, [scorer_id])})
     config = dict(data.get("config") or {})
     for scorer_id, scorer_config in config.items():
         if scorer_id not in scorers:
@@ -150,14 +151,15 @@ def _judge_cap_check(catalog, judged, trace_ids, limit):
     A request that asks for more (``trace_ids`` or ``limit``) is a 400 naming the cap
     and how it is computed; with ``limit`` omitted, it takes as many as fit.
     """
-    cap = catalog.sync_judge_cap(len(judged))
+    request_timeout = settings.EVALSITE_REQUEST_TIMEOUT_SECONDS
+    cap = judge_run_cap(request_timeout, catalog.judge.timeout_seconds, len(judged))
     requested = len(trace_ids) if trace_ids is not None else limit
     if (requested if requested is not None else max(cap, 1)) > cap:
         field = "trace_ids" if trace_ids is not None else "limit"
         noun = "criterion" if len(judged) == 1 else "criteria"
         message = (
             f"{field} asks for {requested if requested is not None else 1} judged runs, but a synchronous request "
-            f"can judge at most {cap}: request timeout {settings.EVALSITE_REQUEST_TIMEOUT_SECONDS} s // (judge "
+            f"can judge at most {cap}: request timeout {request_timeout} s // (judge "
             f"timeout {catalog.judge.timeout_seconds} s × {len(judged)} judge {noun}). Ask for fewer runs, omit "
             "limit to judge as many recent runs as fit, or use POST /v1/api/passes."
         )
@@ -172,9 +174,9 @@ def _experiment_id(project, name, errors):
     return experiment_id
 
 
-def _config_given_check(project, available, request):
+def _config_given_check(project, catalog, request):
     """A scorer that needs config must get it from the request, or from cases of the selected runs."""
-    unconfigured = [s for s in request.scorers if requires_request_config(available[s]) and s not in request.config]
+    unconfigured = [s for s in request.scorers if s in catalog.request_config_ids and s not in request.config]
     if unconfigured and not _selection_has_cases(project, request):
         raise Invalid(
             f"{', '.join(unconfigured)} need{'s' if len(unconfigured) == 1 else ''} config: give "
@@ -184,6 +186,18 @@ def _config_given_check(project, available, request):
                 for s in unconfigured
             ],
         )
+
+
+def unknown_scorer_message(catalog, unknown_ids):
+    """'Unknown scorer(s): x. Built-in scorers: …. Configured judge criteria: ….'
+
+    The one place the configured criteria are named back: ``GET /v1/api/scorers`` lists
+    only the built-ins, as ARCHITECTURE §5 says.
+    """
+    unknown = ", ".join(str(i) for i in unknown_ids)
+    criteria = ", ".join(catalog.criteria_ids) or "none (the project's judge is not configured or has no criteria)"
+    noun = "scorer" if len(unknown_ids) == 1 else "scorers"
+    return f"Unknown {noun}: {unknown}. Built-in scorers: {', '.join(SCORERS)}. Configured judge criteria: {criteria}."
 
 
 def score_request_from_pass(scoring_pass):
@@ -202,7 +216,7 @@ def score_request_from_pass(scoring_pass):
     )
 
 
-def runs_cap(catalog, judged, *, background):
+def runs_cap(judged, *, background):
     """Most runs one request may score: ``judged`` are the judge criteria it names.
 
     Deterministic scorers take microseconds per run, so the synchronous cap only keeps
@@ -212,7 +226,7 @@ def runs_cap(catalog, judged, *, background):
     """
     if not background:
         return SYNC_MAX_RUNS
-    return min(PASS_MAX_RUNS, catalog.pass_judge_cap) if judged else PASS_MAX_RUNS
+    return min(PASS_MAX_RUNS, settings.EVALSITE_JUDGE_PASS_MAX_RUNS) if judged else PASS_MAX_RUNS
 
 
 def selection_pks(*, project, request, until=None):

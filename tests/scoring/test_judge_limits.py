@@ -8,9 +8,9 @@ from django.conf import settings
 from checks.judge import Judge, judge_run_cap, judge_score_config, judge_scorer_version
 from checks.scorers import SCORERS
 from evalsite.errors import Invalid
-from scoring.catalog import Catalog, catalog_for, judge_deadline
+from scoring.catalog import catalog_for, judge_deadline, judge_sync_cap
 from scoring.judge.services import judge_configure
-from scoring.requests import score_request_read
+from scoring.requests import score_request_read, unknown_scorer_message
 
 
 @pytest.mark.parametrize(
@@ -30,8 +30,8 @@ def test_it_refuses_to_compute_a_cap_without_a_criterion():
 
 def test_the_catalog_caps_a_synchronous_request_with_the_server_timeout(settings):
     settings.EVALSITE_REQUEST_TIMEOUT_SECONDS = 30
-    catalog = Catalog(scorers={}, judge=Judge(endpoint="http://x/v1", model="m", timeout_seconds=10))
-    assert (catalog.sync_judge_cap(1), catalog.sync_judge_cap(2)) == (3, 1)
+    judge = Judge(endpoint="http://x/v1", model="m", timeout_seconds=10)
+    assert (judge_sync_cap(judge, 1), judge_sync_cap(judge, 2)) == (3, 1)
 
 
 @pytest.mark.django_db
@@ -55,9 +55,13 @@ def test_it_gives_the_request_deadline_from_the_setting(settings):
     assert judge_deadline(started) == started + 45
 
 
-def test_it_bounds_worker_passes_by_their_own_setting():
+@pytest.mark.django_db
+def test_it_bounds_worker_passes_by_their_own_setting(actors):
     assert settings.EVALSITE_JUDGE_PASS_MAX_RUNS == 10_000
-    assert Catalog(scorers={}, judge=None).pass_judge_cap == 10_000
+    judge_configure(project=actors.acme, endpoint="http://x/v1", model="m", criteria={"tone": "Polite?"})
+    with pytest.raises(Invalid) as exc:
+        score_request_read(project=actors.acme, data={"scorers": ["tone"], "limit": 10_001}, background=True)
+    assert "at most 10000" in exc.value.errors[0]["message"]
 
 
 def test_a_judge_score_is_versioned_by_the_model_and_keyed_by_the_question():
@@ -73,12 +77,12 @@ def test_the_unknown_scorer_message_lists_built_ins_and_configured_criteria_toge
         criteria={"no_hedging": "Does it commit?", "answer_relevance": "Relevant?"},
     )  # fmt: skip
     catalog = catalog_for(actors.acme)
-    message = catalog.unknown_message(["relevancy"])
+    message = unknown_scorer_message(catalog, ["relevancy"])
     assert message.startswith("Unknown scorer: relevancy.")
     for scorer_id in SCORERS:
         assert scorer_id in message
     assert "Configured judge criteria: answer_relevance, no_hedging." in message
-    assert catalog.unknown_message(["relevancy", "x"]).startswith("Unknown scorers: relevancy, x.")
+    assert unknown_scorer_message(catalog, ["relevancy", "x"]).startswith("Unknown scorers: relevancy, x.")
 
 
 @pytest.mark.django_db
@@ -86,7 +90,7 @@ def test_criteria_are_valid_scorer_ids_only_while_the_judge_is_on(actors):
     assert list(catalog_for(actors.acme).scorers) == list(SCORERS)
     judge_configure(project=actors.acme, endpoint="http://localhost:11434/v1", model="m", criteria={"tone": "Polite?"})
     assert list(catalog_for(actors.acme).scorers) == [*SCORERS, "tone"]
-    assert catalog_for(actors.umbrella).criteria_ids == []
+    assert catalog_for(actors.umbrella).criteria_ids == ()
     judge_configure(project=actors.acme, endpoint="", model="")
-    assert catalog_for(actors.acme).criteria_ids == []
-    assert "Configured judge criteria: none" in catalog_for(actors.acme).unknown_message(["tone"])
+    assert catalog_for(actors.acme).criteria_ids == ()
+    assert "Configured judge criteria: none" in unknown_scorer_message(catalog_for(actors.acme), ["tone"])
