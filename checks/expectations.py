@@ -10,6 +10,10 @@ scorer names the expectation that turns it on (``Scorer.gated_by``), and
 """
 
 TOOL_MATCH_MODES = ["exact", "in_order", "any_order", "superset"]
+TOOL_CALLS_MATCH_MODES = ["strict", "unordered", "superset", "subset"]
+ARGS_MATCH_MODES = ["subset", "exact", "ignore"]
+# answer_check values that name a built-in check; any other value names a judge criterion.
+ANSWER_CHECKS = {"exact": "exact_match", "contains": "contains", "regex": "regex", "json": "json_valid", "none": None}
 
 EXPECTATIONS_SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -28,6 +32,34 @@ EXPECTATIONS_SCHEMA = {
             "the default), in_order (expected tools appear in this order, others may come between), "
             "any_order (same tools, any order), superset (every expected tool is called at least once).",
         },
+        "expected_tool_calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "args": {
+                        "type": "object",
+                        "description": 'Expected arguments; a value may be a matcher: {"$regex": ...}, '
+                        '{"$approx": 3.0, "tol": 0.01}, {"$in": [...]}, {"$any": true}.',
+                    },
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            "description": "Tool calls the agent must make, with their arguments (checked by tool_calls).",
+        },
+        "tool_calls_match": {
+            "enum": TOOL_CALLS_MATCH_MODES,
+            "description": "How expected_tool_calls is compared with the calls made: strict (same calls, same "
+            "order; the default), unordered (same calls, any order), superset (at least these calls), subset "
+            "(no call outside these).",
+        },
+        "args_match": {
+            "enum": ARGS_MATCH_MODES,
+            "description": "How a call's arguments are compared: subset (each expected argument is there and "
+            "matches; the default), exact (the same keys), ignore (names only).",
+        },
         "target_tool": {
             "type": "string",
             "minLength": 1,
@@ -42,8 +74,54 @@ EXPECTATIONS_SCHEMA = {
             "type": "object",
             "description": "Field values the target tool's last result must carry (checked by tool_output).",
         },
+        "answer_check": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "How the expected answer is checked: exact (exact_match), contains, regex (with "
+            "output_regex), json (json_valid, with output_schema when given), the id of a judge criterion, or none "
+            "(a reviewer decided it is not checked). A case with an expected answer and no answer_check is flagged.",
+        },
         "output_schema": {"type": "object", "description": "JSON Schema of the final answer (json_valid)."},
-        "contains": {"type": "string", "minLength": 1, "description": "A string the answer must contain (contains)."},
+        "contains": {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                {
+                    "type": "object",
+                    "properties": {
+                        "value": {
+                            "anyOf": [
+                                {"type": "string", "minLength": 1},
+                                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                            ]
+                        },
+                        "mode": {"enum": ["all", "any"]},
+                    },
+                    "required": ["value"],
+                    "additionalProperties": False,
+                },
+            ],
+            "description": "A string the answer must contain, several (all of them), or "
+            '{"value": [...], "mode": "any"} (contains).',
+        },
+        "output_regex": {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "properties": {
+                        "pattern": {"type": "string", "minLength": 1},
+                        "flags": {"type": "string", "pattern": "^[ims]*$"},
+                        "negate": {"type": "boolean"},
+                    },
+                    "required": ["pattern"],
+                    "additionalProperties": False,
+                },
+            ],
+            "description": "A regular expression the answer must match (RE2: linear time; flags i, m, s; negate: "
+            "must not match) (regex).",
+        },
         "required_span": {
             "type": "object",
             "additionalProperties": False,

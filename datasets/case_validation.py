@@ -19,6 +19,8 @@ import re
 from jsonschema import Draft7Validator
 
 from checks.expectations import EXPECTATIONS_SCHEMA
+from checks.scorers.matchers import matcher_problems
+from checks.scorers.patterns import pattern_problem, regex_spec
 from checks.scorers.schemas import schema_problems
 from datasets.models import CaseStatus
 from evalsite.errors import NUL_MESSAGE, Invalid
@@ -172,7 +174,29 @@ def expectations_check(value, *, field="expectations"):
                     {"field": f"{field}.{key}", "message": f"is not a valid JSON Schema: {problem}"}
                     for problem in _schema_problems(value[key])
                 )
+        errors.extend(_pattern_problems(value, field))
     return value, errors
+
+
+def _pattern_problems(expectations, field):
+    """Patterns RE2 refuses (``output_regex``, ``$regex`` matchers), malformed matchers, and an
+    ``answer_check`` that needs an expectation the case does not have."""
+    errors = []
+    if "output_regex" in expectations:
+        spec = regex_spec(expectations["output_regex"])
+        problem = pattern_problem(spec["pattern"], spec["flags"])
+        if problem:
+            path = "output_regex" if isinstance(expectations["output_regex"], str) else "output_regex.pattern"
+            errors.append({"field": f"{field}.{path}", "message": problem})
+    for index, call in enumerate(expectations.get("expected_tool_calls", ())):
+        if "args" in call:
+            errors.extend(
+                {"field": f"{field}.expected_tool_calls[{index}].{path}", "message": message}
+                for path, message in matcher_problems(call["args"])
+            )
+    if expectations.get("answer_check") == "regex" and "output_regex" not in expectations:
+        errors.append({"field": f"{field}.answer_check", "message": "regex needs the expectation output_regex"})
+    return errors
 
 
 def _schema_problems(schema):

@@ -52,6 +52,9 @@ class Trace(models.Model):
     )
     case = models.ForeignKey("GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     source = models.CharField(max_length=10, choices=TraceSource.choices, default=TraceSource.API)
+    # Which try of its case this run is, within its experiment (1, 2, ...). None: the
+    # gate numbers such runs by start order. Two runs of one trial: the later counts.
+    trial = models.PositiveIntegerField(null=True, blank=True)
     # SHA-256 of the run as it was sent: a retry with the same content is recognised
     # as a no-op, different content under the same trace_id as a conflict.
     content_hash = models.CharField(max_length=64, blank=True, default="")
@@ -176,6 +179,10 @@ class GoldenCase(models.Model):
     # Free-form data that travels with the case (e.g. the scripted model turns of a test agent).
     metadata = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
+    # A quarantined case is still run, scored and shown, but does not gate (a flaky
+    # case being fixed); the reason is required and both changes are revisions.
+    quarantined = models.BooleanField(default=False)
+    quarantine_reason = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

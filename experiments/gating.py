@@ -1,39 +1,52 @@
 """The gate: score what is missing for an experiment's runs of a dataset's active cases,
-decide PASS or FAIL, and keep the verdict as a GateRun.
+decide PASS or FAIL, and keep the verdict as a GateRun with one GateCase per case.
 
 Which checks gate a case: the expectations it has (each turns on the check whose
 ``gated_by`` names it, ``checks.scorers.gating_scorers``) plus ``expectations.scorers``
-and the policy's extra ``scorers``. The run of a case is
-the experiment's most recent run linked to it. The verdict rules live in
-``checks.verdict``; this module gathers the evidence and writes the record.
+and the policy's extra ``scorers``. A case's trials are all its runs in the experiment
+(``experiments.gate_runs``). The verdict rules live in ``checks.verdict``; the answer's
+shape in ``experiments.gate_answer``; this module gathers the evidence and records it.
 
-Small datasets are evaluated in the request; above ``GATE_SYNC_MAX_CASES`` active cases
-(or, when the policy names judge criteria, above the runs a request can judge:
-``R // (T x J)``) the request answers at once with the gate run (202) and a worker
-evaluates it.
+Small gates are evaluated in the request. A gate goes to a worker (202, poll the gate
+run) when its dataset has more than ``EVALSITE_GATE_SYNC_MAX_CASES`` active cases, or
+when it would call a judge on more runs than a request can judge (``R // (T x J)``,
+counting every criterion the gate would call: the policy's and those the cases name),
+decided before any model is called. A worker holds the gate run by a lease
+(``experiments.gate_worker``): one killed mid-gate is replaced, with the same verdict.
 """
+
+from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from checks.scorers import gating_scorers
-from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor
+from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, trials_decide
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
-from datasets.models import CaseStatus, GoldenCase, Trace
+from datasets.models import Trace
 from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
-from experiments.models import GateRun
+from experiments.gate_answer import case_answer, verdict_figures
+from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
+from experiments.gate_worker import gate_claim, holder_name, lease_kept
+from experiments.models import GateCase, GateRun
 from experiments.policies import baseline_record, policy_for
 from scoring.catalog import catalog_for, judge_sync_cap
 from scoring.outcomes import outcomes_ensure
+from scoring.passes import TRANSIENT_ERRORS
+
+# An evaluation in the request holds its gate run this much longer than the request may last.
+_REQUEST_HOLD_MARGIN_SECONDS = 60
 
 
 def gate_request(
-    *, project, dataset_name, experiment_name, baseline_name=None, set_baseline=False, key=None, user=None
-):
-    """Start a gate run; evaluate it now for a small dataset, else hand it to a worker.
+    *, project, dataset_name, experiment_name, baseline_name=None, set_baseline=False, init_floor=False,
+    key=None, user=None, queue=None,
+):  # fmt: skip
+    """Start a gate run; evaluate it now for a small gate, else hand it to a worker.
 
     Returns the GateRun: ``done`` (or ``failed``) when evaluated in the request,
     ``running`` when a worker will finish it (poll ``GET /v1/api/gate-runs/{id}``).
@@ -46,45 +59,161 @@ def gate_request(
             "The baseline must be another experiment.",
             errors=[{"field": "baseline", "message": "is the experiment itself"}],
         )
+    if init_floor and not set_baseline:
+        raise Invalid(
+            "init_floor sets the floor where a baseline stands: ask with set_baseline too.",
+            errors=[{"field": "init_floor", "message": "needs set_baseline: true"}],
+        )
     gate_run = GateRun.objects.create(
         project=project, dataset=dataset, experiment=experiment, baseline=baseline, set_baseline=set_baseline,
-        requested_by_key=key, requested_by=user,
+        init_floor=init_floor, requested_by_key=key, requested_by=user, queue=queue or "",
     )  # fmt: skip
-    active = GoldenCase.objects.filter(dataset=dataset, status=CaseStatus.ACTIVE).count()
-    if active > _sync_max_cases(project, dataset):
-        from experiments.tasks import gate_evaluate_task
-
-        transaction.on_commit(lambda: gate_evaluate_task.delay(gate_run.pk))
+    if _needs_worker(project, dataset, experiment):
+        transaction.on_commit(lambda: gate_send(gate_run))
         return gate_run
-    return gate_evaluate(gate_run_id=gate_run.pk)
+    hold = timedelta(seconds=settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + _REQUEST_HOLD_MARGIN_SECONDS)
+    return gate_evaluate(gate_run_id=gate_run.pk, holder=holder_name("request"), hold=hold)
 
 
-def _sync_max_cases(project, dataset):
-    """Cases a gate evaluates in the request: fewer when its policy names judge criteria (R // (T x J))."""
-    cap = settings.EVALSITE_GATE_SYNC_MAX_CASES
+def gate_send(gate_run):
+    """Enqueue the evaluation of ``gate_run`` on its queue."""
+    from experiments.tasks import gate_evaluate_task
+
+    gate_evaluate_task.apply_async((gate_run.pk,), queue=gate_run.queue or None)
+
+
+def _needs_worker(project, dataset, experiment):
+    """Whether the gate is too large for the request (see the module docstring)."""
+    cases = [case["expectations"] for case in active_cases(dataset)]
+    if len(cases) > settings.EVALSITE_GATE_SYNC_MAX_CASES:
+        return True
+    policy = policy_for(dataset)
     catalog = catalog_for(project)
-    judged = catalog.judged(policy_for(dataset).scorers)
-    if judged:
-        cap = min(cap, judge_sync_cap(catalog.judge, len(judged)))
-    return cap
+    named = {scorer for expectations in cases for scorer in gating_scorers(expectations, policy.scorers)}
+    criteria = catalog.judged(sorted(named))
+    if not criteria:
+        return False
+    runs = Trace.objects.filter(experiment=experiment, case__dataset=dataset, case__status="active").count()
+    return runs > judge_sync_cap(catalog.judge, len(criteria))
 
 
-def gate_evaluate(*, gate_run_id):
+def gate_evaluate(*, gate_run_id, holder=None, hold=None):
     """Evaluate a running gate run and record its verdict; idempotent.
 
-    A run already ``done`` or ``failed`` is returned as it is. An error marks it
-    ``failed`` with the error text (and re-raises), so a client polling it stops.
+    A gate run already ``done`` or ``failed``, or held by another live evaluator, is
+    returned as it is. A worker (``hold`` None) renews its lease while it works. An
+    error marks the gate run ``failed`` with the error text (and re-raises), so a
+    client polling it stops; transient database errors are left to the task's retry.
     """
+    holder = holder or holder_name()
     gate_run = GateRun.objects.select_related("project", "dataset", "experiment", "baseline").get(pk=gate_run_id)
-    if gate_run.status != GateRun.Status.RUNNING:
+    if gate_run.status != GateRun.Status.RUNNING or not gate_claim(gate_run.pk, holder, hold=hold):
         return gate_run
     try:
-        answer, case_versions, verdict, policy = _evaluate(gate_run)
+        if hold is None:
+            with lease_kept(gate_run.pk, holder):
+                evaluation = _evaluate(gate_run)
+        else:
+            evaluation = _evaluate(gate_run)
     except Exception as exc:
-        GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(
-            status=GateRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
-        )
+        if not isinstance(exc, TRANSIENT_ERRORS):
+            GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(
+                status=GateRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+            )
         raise
+    return _record(gate_run, evaluation)
+
+
+@dataclass
+class Evaluation:
+    answer: dict  # the figures and the comparison; the cases are in ``rows``
+    rows: list  # GateCase rows, unsaved, in report order
+    case_versions: dict
+    verdict: object
+    policy: object
+
+
+def _evaluate(gate_run):
+    dataset, experiment = gate_run.dataset, gate_run.experiment
+    policy = policy_for(dataset)
+    baseline = gate_run.baseline or policy.baseline
+    if baseline is not None and baseline.pk == experiment.pk:
+        baseline = None
+    cases = active_cases(dataset)
+    trials = trials_of_cases(experiment, [c["id"] for c in cases])
+    scorers = {c["id"]: gating_scorers(c["expectations"], policy.scorers) for c in cases}
+    outcomes, tools = outcomes_ensure(
+        project=gate_run.project,
+        scorers_by_run={run["id"]: scorers[case_id] for case_id, t in trials.items() for _, run in t.trials},
+    )
+    rows, decided = [], []
+    for position, case in enumerate(cases):
+        runs = trials.get(case["id"], CaseTrialRuns())
+        result, case_trials = _case_result(case, runs, scorers[case["id"]], outcomes, tools, policy)
+        rows.append(_row(gate_run, position, case, result, case_trials))
+        if not case["quarantined"]:
+            decided.append(case_trials)
+    gating = sorted({s for ids in scorers.values() for s in ids})
+    comparison = (
+        experiments_compare(base=baseline, candidate=experiment, scorers=gating, tolerance=policy.tolerance)
+        if baseline
+        else None
+    )
+    regressed = [row["scorer"] for row in comparison["scorers"] if row["regressed"]] if comparison else []
+    verdict = gate_decide(
+        decided, floor=policy.min_pass_rate, max_abstained=policy.max_abstained, regressed_scorers=regressed,
+        fail_on_regression=policy.fail_on_regression, max_flaky=policy.max_flaky, k=policy.trials,
+    )  # fmt: skip
+    answer = _answer(gate_run, verdict, policy, baseline, comparison, rows)
+    return Evaluation(answer, rows, {str(c["id"]): c["version"] for c in cases}, verdict, policy)
+
+
+def _case_result(case, runs, scorer_ids, outcomes, tools, policy):
+    """``(the case's answer, its CaseTrials)``: each trial's checks decided, then the case over its trials."""
+    trial_checks = [[_check(s, outcomes.get((run["id"], s))) for s in scorer_ids] for _, run in runs.trials]
+    trial_verdicts = [case_decide(checks) for checks in trial_checks]
+    decided = trials_decide(trial_verdicts, required=policy.trials, pass_ratio=policy.trial_pass_ratio)
+    return case_answer(case, runs, trial_checks, trial_verdicts, decided, tools), decided
+
+
+def _row(gate_run, position, case, result, decided):
+    return GateCase(
+        gate_run=gate_run, position=position, case_id=case["id"], name=case["name"], passed=decided.passed,
+        measured=decided.measured, flaky=decided.flaky, quarantined=case["quarantined"], result=result,
+    )  # fmt: skip
+
+
+def _answer(gate_run, verdict, policy, baseline, comparison, rows):
+    """The answer without its per-case results (they are the rows)."""
+    baseline_rate = _baseline_pass_rate(baseline, gate_run.dataset) if baseline else None
+    gating = [row for row in rows if not row.quarantined]
+    return {
+        "gate_run_id": gate_run.pk,
+        "status": GateRun.Status.DONE,
+        "dataset": gate_run.dataset.name,
+        "experiment": gate_run.experiment.name,
+        **verdict_figures(verdict, policy),
+        "flaky": [row.name for row in gating if row.flaky],
+        "quarantined_cases": len(rows) - len(gating),
+        "unchecked_answers": [row.name for row in gating if not row.result["answer_checked"]],
+        "baseline": {"experiment": baseline.name, "pass_rate": baseline_rate} if baseline else None,
+        "delta": verdict.pass_rate - baseline_rate
+        if baseline_rate is not None and verdict.pass_rate is not None
+        else None,
+        "comparison": comparison["scorers"] if comparison else [],
+        "flipped": comparison["flipped"] if comparison else None,
+    }
+
+
+def _check(scorer, outcome):
+    if outcome is None:
+        return Check(scorer, "abstained", "not_scored", {"message": "no score was recorded"})
+    return Check(scorer, outcome["status"], outcome["reason"], outcome["detail"])
+
+
+def _record(gate_run, evaluation):
+    """Write the verdict and its cases once (the first evaluation to finish wins), and move the baseline."""
+    answer, verdict, policy = evaluation.answer, evaluation.verdict, evaluation.policy
     recorded = {
         "status": GateRun.Status.DONE,
         "verdict": verdict.verdict,
@@ -94,168 +223,43 @@ def gate_evaluate(*, gate_run_id):
         "total_cases": verdict.total_cases,
         "unmeasured_cases": verdict.unmeasured_cases,
         "baseline_pass_rate": answer["baseline"]["pass_rate"] if answer["baseline"] else None,
-        "result": answer,
-        "case_versions": case_versions,
+        "case_versions": evaluation.case_versions,
         "finished_at": timezone.now(),
+        "lease_until": None,
     }
     with transaction.atomic():
         updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(**recorded)
-        if updated and gate_run.set_baseline and verdict.passed:
-            new_floor = ratcheted_floor(
-                floor=policy.min_pass_rate, ratchet=policy.ratchet, verdict=verdict, set_baseline=True
-            )
-            baseline_record(
-                dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run, ratchet_to=new_floor
-            )
-    if updated:
-        # What was just written: reading the answer back would cost as much as writing it.
-        for name, value in recorded.items():
-            setattr(gate_run, name, value)
-    else:
+        if updated:
+            GateCase.objects.bulk_create(evaluation.rows, batch_size=1000)
+            answer.update(_baseline_move(gate_run, verdict, policy))
+            GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
+    if not updated:
         gate_run.refresh_from_db()  # another evaluation finished it first
+        return gate_run
+    # What was just written: reading the answer back would cost as much as writing it.
+    for name, value in {**recorded, "result": answer}.items():
+        setattr(gate_run, name, value)
+    gate_run.case_rows = evaluation.rows
     return gate_run
 
 
-def _evaluate(gate_run):
-    dataset, experiment = gate_run.dataset, gate_run.experiment
-    policy = policy_for(dataset)
-    baseline = gate_run.baseline or policy.baseline
-    if baseline is not None and baseline.pk == experiment.pk:
-        baseline = None
-    cases = list(
-        GoldenCase.objects.filter(dataset=dataset, status=CaseStatus.ACTIVE)
-        .order_by("id")
-        .values("id", "name", "version", "expected_output", "expectations")
-    )
-    runs = _latest_runs(experiment, [c["id"] for c in cases])
-    scorers_by_case = {c["id"]: gating_scorers(c["expectations"], policy.scorers) for c in cases}
-    outcomes, tools = outcomes_ensure(
-        project=gate_run.project,
-        trace_pks={case_id: run["id"] for case_id, run in runs.items()},
-        scorers_by_case=scorers_by_case,
-    )
-    case_results, case_verdicts = [], []
-    for case in cases:
-        run = runs.get(case["id"])
-        checks = (
-            [_check(scorer, outcomes.get((run["id"], scorer))) for scorer in scorers_by_case[case["id"]]] if run else []
-        )
-        verdict = case_decide(checks, has_run=run is not None)
-        case_verdicts.append(verdict)
-        case_results.append(_case_result(case, run, checks, verdict, tools.get(run["id"], []) if run else []))
-
-    gating = sorted({s for ids in scorers_by_case.values() for s in ids})
-    comparison = (
-        experiments_compare(base=baseline, candidate=experiment, scorers=gating, tolerance=policy.tolerance)
-        if baseline
-        else None
-    )
-    regressed = [row["scorer"] for row in comparison["scorers"] if row["regressed"]] if comparison else []
-    verdict = gate_decide(
-        case_verdicts,
-        floor=policy.min_pass_rate,
-        max_abstained=policy.max_abstained,
-        regressed_scorers=regressed,
-        fail_on_regression=policy.fail_on_regression,
-    )
-    baseline_rate = _baseline_pass_rate(baseline, dataset) if baseline else None
-    answer = {
-        "gate_run_id": gate_run.pk,
-        "status": GateRun.Status.DONE,
-        "dataset": dataset.name,
-        "experiment": experiment.name,
-        "verdict": verdict.verdict,
-        "passed": verdict.passed,
-        "passed_cases": verdict.passed_cases,
-        "total_cases": verdict.total_cases,
-        "measured_cases": verdict.measured_cases,
-        "unmeasured_cases": verdict.unmeasured_cases,
-        "pass_rate": verdict.pass_rate,
-        "floor": policy.min_pass_rate,
-        "max_abstained": policy.max_abstained,
-        "baseline": {"experiment": baseline.name, "pass_rate": baseline_rate} if baseline else None,
-        "delta": verdict.pass_rate - baseline_rate
-        if baseline_rate is not None and verdict.pass_rate is not None
-        else None,
-        "blocked_by": verdict.blocked_by,
-        "comparison": comparison["scorers"] if comparison else [],
-        "flipped": comparison["flipped"] if comparison else None,
-        "cases": case_results,
-    }
-    case_versions = {str(c["id"]): c["version"] for c in cases}
-    return answer, case_versions, verdict, policy
-
-
-def _latest_runs(experiment, case_ids):
-    """``{case_id: run values}``: the experiment's most recent run of each case."""
-    latest = {}
-    runs = (
-        Trace.objects.filter(experiment=experiment, case_id__in=case_ids)
-        .order_by("case_id", "-started_at", "-id")
-        .values("id", "trace_id", "case_id", "latency_ms", "cost_cents")
-    )
-    for run in runs.iterator(chunk_size=2000):
-        latest.setdefault(run["case_id"], run)
-    return latest
-
-
-def _check(scorer, outcome):
-    if outcome is None:
-        return Check(scorer, "abstained", "not_scored", {"message": "no score was recorded"})
-    return Check(scorer, outcome["status"], outcome["reason"], outcome["detail"])
-
-
-def _case_result(case, run, checks, verdict, actual_tools):
-    by_scorer = {c.scorer: c for c in checks}
-    choice = by_scorer.get("tool_choice")
-    schema = by_scorer.get("tool_output_schema")
-    output = by_scorer.get("tool_output")
-    cost = by_scorer.get("cost_budget")
-    latency = by_scorer.get("latency_budget")
-    return {
-        "name": case["name"],
-        "case_id": case["id"],
-        "case_version": case["version"],
-        "trace_id": run["trace_id"] if run else None,
-        "passed": verdict.passed,
-        "measured": verdict.measured,
-        "actual_tools": (
-            choice.detail.get("actual_tools") if choice and "actual_tools" in choice.detail else actual_tools
-        ),
-        "tool_choice_ok": not (choice and choice.status == "failed"),
-        "schema_errors": _schema_errors(schema),
-        "schema_checked": bool(schema and schema.status in ("passed", "failed")),
-        "output_errors": _output_errors(output),
-        "output_checked": bool(output and output.status in ("passed", "failed")),
-        "cost_cents": float(run["cost_cents"]) if run and run["cost_cents"] is not None else None,
-        "cost_ok": not (cost and cost.status == "failed"),
-        "latency_ms": run["latency_ms"] if run else None,
-        "latency_ok": not (latency and latency.status == "failed"),
-        "checks": [c.as_dict() for c in checks],
-        "failed_checks": verdict.failed_checks,
-        "reasons": verdict.reasons,
-    }
-
-
-def _schema_errors(check):
-    if not check or check.status != "failed":
-        return []
-    return [
-        e["message"] if e.get("path", "$") == "$" else f"{e['path']}: {e['message']}"
-        for e in check.detail.get("errors", [])
-    ]
-
-
-def _output_errors(check):
-    if not check or check.status != "failed":
-        return []
-    lines = []
-    for m in check.detail.get("mismatches", []):
-        if m.get("missing"):
-            lines.append(f"{m['field']}: missing, expected {m['expected']!r}")
-        else:
-            lines.append(f"{m['field']}: expected {m['expected']!r}, got {m['actual']!r}")
-    return lines
+def _baseline_move(gate_run, verdict, policy):
+    """Record the baseline when asked: a PASS ratchets the floor up; with ``init_floor`` on a
+    dataset with no baseline yet, the run becomes the baseline pass or fail and the floor
+    starts at its pass rate (seed 003). Returns what happened, for the answer."""
+    if not gate_run.set_baseline:
+        return {"baseline_recorded": False, "floor_initialised": False}
+    if gate_run.init_floor and policy.baseline_id is None and verdict.pass_rate is not None:
+        baseline_record(
+            dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run,
+            floor_to=verdict.pass_rate, initial=True,
+        )  # fmt: skip
+        return {"baseline_recorded": True, "floor_initialised": True}
+    if not verdict.passed:
+        return {"baseline_recorded": False, "floor_initialised": False}
+    new_floor = ratcheted_floor(floor=policy.min_pass_rate, ratchet=policy.ratchet, verdict=verdict, set_baseline=True)
+    baseline_record(dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run, floor_to=new_floor)
+    return {"baseline_recorded": True, "floor_initialised": False}
 
 
 def _baseline_pass_rate(baseline, dataset):

@@ -23,6 +23,12 @@ class GatePolicy(models.Model):
     scorers = models.JSONField(default=list, blank=True)
     # Cases that may go unmeasured (a gating check abstained) before the gate fails.
     max_abstained = models.PositiveIntegerField(default=0)
+    # Trials each case needs; fewer recorded (or measured) leaves the case unmeasured.
+    trials = models.PositiveIntegerField(default=1)
+    # Share of a case's measured trials that must pass; 1.0 = every one (pass^k).
+    trial_pass_ratio = models.FloatField(default=1.0)
+    # Flaky cases (some trials passed, some failed) tolerated; None = no limit.
+    max_flaky = models.PositiveIntegerField(null=True, blank=True)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -33,6 +39,10 @@ class GatePolicy(models.Model):
                 condition=models.Q(min_pass_rate__gte=0, min_pass_rate__lte=1), name="policy_floor_0_1"
             ),
             models.CheckConstraint(condition=models.Q(tolerance__gte=0, tolerance__lte=1), name="policy_tolerance_0_1"),
+            models.CheckConstraint(condition=models.Q(trials__gte=1, trials__lte=100), name="policy_trials_1_100"),
+            models.CheckConstraint(
+                condition=models.Q(trial_pass_ratio__gt=0, trial_pass_ratio__lte=1), name="policy_trial_ratio_0_1"
+            ),
         ]
 
     def __str__(self):
@@ -44,6 +54,7 @@ class FloorChange(models.Model):
 
     class Source(models.TextChoices):
         RATCHET = "ratchet"
+        INIT = "init"
         API = "api"
         ADMIN = "admin"
 
@@ -80,6 +91,8 @@ class GateRun(models.Model):
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="gate_runs")
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     set_baseline = models.BooleanField(default=False)
+    # With set_baseline on a dataset with no baseline yet: record it pass or fail, floor at its pass rate.
+    init_floor = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     verdict = models.CharField(max_length=4, choices=Verdict.choices, null=True, blank=True)
     pass_rate = models.FloatField(null=True, blank=True)
@@ -88,7 +101,8 @@ class GateRun(models.Model):
     total_cases = models.PositiveIntegerField(default=0)
     unmeasured_cases = models.PositiveIntegerField(default=0)
     baseline_pass_rate = models.FloatField(null=True, blank=True)
-    # The full answer (cases, comparison, reasons) exactly as the API returned it.
+    # The answer without its per-case results (those are GateCase rows): figures,
+    # comparison, blockers. Small whatever the number of cases.
     result = models.JSONField(default=dict, blank=True)
     # {case id: version} of the cases this verdict ran against.
     case_versions = models.JSONField(default=dict, blank=True)
@@ -99,10 +113,55 @@ class GateRun(models.Model):
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A worker evaluating a large gate holds it by a lease it renews; one that stopped
+    # renewing (killed) loses it, and the sweeper hands the gate to another worker.
+    claimed_by = models.CharField(max_length=255, blank=True, default="")
+    # The Celery queue its task goes to (the sweeper sends it there again).
+    queue = models.CharField(max_length=200, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["project", "-created_at"], name="gaterun_project_newest")]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="gaterun_project_newest"),
+            # The sweeper reads the gate runs still running.
+            models.Index(fields=["status", "lease_until"], name="gaterun_status_lease"),
+        ]
 
     def __str__(self):
         return f"gate {self.pk} {self.experiment} {self.verdict or self.status}"
+
+
+class GateCase(models.Model):
+    """One case's result in one gate run: kept in rows, served paged, failures first.
+
+    ``result`` is the case's answer (seed fields, checks, trials, reasons); the columns
+    beside it are what lists filter and sort on, and what a case's history reads.
+    """
+
+    gate_run = models.ForeignKey(GateRun, on_delete=models.CASCADE, related_name="cases")
+    # The case's place in the report (the dataset's id order).
+    position = models.PositiveIntegerField()
+    case = models.ForeignKey(
+        "datasets.GoldenCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="gate_results"
+    )
+    name = models.CharField(max_length=200)
+    passed = models.BooleanField()
+    measured = models.BooleanField()
+    flaky = models.BooleanField(default=False)
+    quarantined = models.BooleanField(default=False)
+    result = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["gate_run", "position"]
+        constraints = [models.UniqueConstraint(fields=["gate_run", "position"], name="gatecase_unique_position")]
+        indexes = [
+            # A gate run's cases, failures first.
+            models.Index(fields=["gate_run", "passed", "position"], name="gatecase_failures_first"),
+            # A case's history across gate runs.
+            models.Index(fields=["case", "-gate_run"], name="gatecase_case_history"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} in gate {self.gate_run_id}"

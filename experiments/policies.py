@@ -11,7 +11,10 @@ from evalsite.errors import Conflict, Invalid
 from experiments.models import FloorChange, GatePolicy
 from scoring.catalog import catalog_for
 
-POLICY_FIELDS = ("min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "baseline")
+POLICY_FIELDS = (
+    "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
+    "trial_pass_ratio", "max_flaky", "baseline",
+)  # fmt: skip
 
 
 def policy_for(dataset):
@@ -92,16 +95,28 @@ def floor_lower(*, policy, new_floor, reason, user):
     return policy
 
 
-def baseline_record(*, dataset, experiment, gate_run, ratchet_to):
-    """Record a PASS as the dataset's baseline and apply the ratchet (in the caller's transaction)."""
+def baseline_record(*, dataset, experiment, gate_run, floor_to, initial=False):
+    """Record ``experiment`` as the dataset's baseline and move the floor to ``floor_to`` (in the caller's
+    transaction). A ratchet only raises the floor; ``initial`` (the first baseline, ``init_floor``) sets it
+    where the project stands, up or down."""
     policy = _locked_policy(dataset)
     policy.baseline = experiment
     old_floor = policy.min_pass_rate
-    if ratchet_to > old_floor:
-        policy.min_pass_rate = ratchet_to
+    if floor_to > old_floor or (initial and floor_to != old_floor):
+        policy.min_pass_rate = floor_to
+        if initial:
+            source, reason = (
+                FloorChange.Source.INIT,
+                f"the floor starts where the first baseline {experiment.name} stands",
+            )
+        else:
+            source, reason = (
+                FloorChange.Source.RATCHET,
+                f"{experiment.name} passed at {floor_to:.3f} and was recorded as the baseline",
+            )
         FloorChange.objects.create(
-            policy=policy, old_floor=old_floor, new_floor=ratchet_to, source=FloorChange.Source.RATCHET,
-            reason=f"{experiment.name} passed at {ratchet_to:.3f} and was recorded as the baseline", gate_run=gate_run,
+            policy=policy, old_floor=old_floor, new_floor=floor_to, source=source,
+            reason=f"{reason} ({floor_to:.3f})" if initial else reason, gate_run=gate_run,
         )  # fmt: skip
     policy.save()
     return policy

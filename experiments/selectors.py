@@ -4,7 +4,7 @@ from django.db.models import Avg, Case, Count, FloatField, When
 
 from datasets.experiments import experiment_list
 from evalsite.errors import NotFound
-from experiments.models import GateRun
+from experiments.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Score
 
@@ -49,3 +49,34 @@ def experiments_overview(*, project):
         experiment.scores_n = rates.get(experiment.pk, {}).get("n", 0)
         experiment.pass_rate = rates.get(experiment.pk, {}).get("rate")
     return experiments
+
+
+def gate_run_answer(gate_run):
+    """The gate's answer: its figures, ``cases`` (the gating ones, in report order) and
+    ``quarantined`` (their results, not counted); or where a running or failed run stands."""
+    if gate_run.status != GateRun.Status.DONE:
+        answer = {
+            "gate_run_id": gate_run.pk,
+            "status": gate_run.status,
+            "dataset": gate_run.dataset.name,
+            "experiment": gate_run.experiment.name,
+        }
+        if gate_run.status == GateRun.Status.FAILED:
+            answer["error"] = gate_run.error
+        return answer
+    rows = getattr(gate_run, "case_rows", None)
+    if rows is None:
+        rows = list(GateCase.objects.filter(gate_run=gate_run).order_by("position").only("quarantined", "result"))
+    return {
+        **gate_run.result,
+        "cases": [row.result for row in rows if not row.quarantined],
+        "quarantined": [row.result for row in rows if row.quarantined],
+    }
+
+
+def gate_cases(*, gate_run, order="failures", passed=None):
+    """A gate run's case rows: failures first, unmeasured ones first among them (or in report order)."""
+    rows = GateCase.objects.filter(gate_run=gate_run)
+    if passed is not None:
+        rows = rows.filter(passed=passed)
+    return rows.order_by(*(("passed", "measured", "position") if order == "failures" else ("position",)))

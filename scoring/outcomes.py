@@ -25,20 +25,21 @@ from scoring.models import Score
 from scoring.writer import outcomes_write
 
 
-def outcomes_ensure(*, project, trace_pks, scorers_by_case):
-    """``({(trace_pk, scorer): outcome}, {trace_pk: [tool names]})`` for each case's run.
+def outcomes_ensure(*, project, scorers_by_run):
+    """``({(trace_pk, scorer): outcome}, {trace_pk: [tool names]})`` for the runs asked about.
 
-    ``trace_pks`` maps case id -> the run's primary key; ``scorers_by_case`` maps case id
-    -> scorer ids. An outcome is ``{"status": passed|failed|abstained, "reason", "detail"}``.
+    ``scorers_by_run`` maps a run's primary key to the scorer ids to have for it (the
+    gate: each run of a case gets its case's gating checks). An outcome is
+    ``{"status": passed|failed|abstained, "reason", "detail"}``.
     """
-    runs = {run.pk: run for run in runs_load(sorted(set(trace_pks.values())))}
+    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run))}
     available = catalog_for(project).scorers
     outcomes, groups = {}, {}
-    for case_id, trace_pk in trace_pks.items():
+    for trace_pk, scorer_ids in scorers_by_run.items():
         run = runs.get(trace_pk)
         if run is None:
             continue
-        wanted = tuple(dict.fromkeys(scorers_by_case.get(case_id, ())))
+        wanted = tuple(dict.fromkeys(scorer_ids))
         for scorer_id in wanted:
             if scorer_id not in available:
                 outcomes[(trace_pk, scorer_id)] = _abstained("unknown_scorer", {"message": f"no scorer {scorer_id!r}"})

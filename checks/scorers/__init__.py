@@ -14,7 +14,16 @@ Typical use::
 
 from .base import Abstain, Result, RunView, Scorer, SpanView, config_missing_abstain, run_from_payload, score_run
 from .config import config_hash, config_validate, resolve_config
-from .registry import AGENT_CHECK_IDS, BUILTIN_IDS, SCORERS, gating_scorers, scorer_get, scorers_describe
+from .registry import (
+    AGENT_CHECK_IDS,
+    BUILTIN_IDS,
+    SCORERS,
+    answer_check_scorer,
+    answer_is_checked,
+    gating_scorers,
+    scorer_get,
+    scorers_describe,
+)
 from .values import canonical_json
 
 __all__ = [
@@ -26,6 +35,8 @@ __all__ = [
     "RunView",
     "Scorer",
     "SpanView",
+    "answer_check_scorer",
+    "answer_is_checked",
     "canonical_json",
     "config_hash",
     "config_missing_abstain",

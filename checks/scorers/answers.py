@@ -11,7 +11,9 @@ Rules (docs/scorers.md states them with examples):
   ``True != 1``, key order ignored, list order kept).
 - contains: case-sensitive substring of a string answer; for a structured answer, of
   any string inside it or of its canonical JSON text (so ``"7500"`` is found in
-  ``{"total_cents": 7500}``).
+  ``{"total_cents": 7500}``). Several values: all of them (``mode: all``, the default)
+  or any one (``mode: any``). With ``answer_check: contains`` and no ``contains``
+  expectation, the expected answer is the value.
 - json_valid: a string answer must parse as strict JSON (no ``NaN``); a structured
   answer (object, array, number, boolean) is JSON already. With a schema, the parsed
   answer must also validate; every error is listed with its path.
@@ -67,24 +69,40 @@ def _exact_match_from_case(run):
     return None if run.expected_output is None else {"expected": run.expected_output}
 
 
+def _found(value, answer):
+    if isinstance(answer, str):
+        return value in answer
+    return any(value in text for _, text in answer_texts(answer)) or value in canonical_json(answer)
+
+
 def contains(run, config):
-    value = config["value"]
-    detail = {"value": value}
+    value, mode = config["value"], config.get("mode", "all")
+    detail = {"value": value, "mode": mode} if isinstance(value, list) else {"value": value}
     if is_empty(run.output):
         return Result.verdict(False, "the run produced no answer", detail)
-    if isinstance(run.output, str):
-        found = value in run.output
-    else:
-        found = any(value in text for _, text in answer_texts(run.output)) or value in canonical_json(run.output)
     detail["answer"] = preview(run.output)
-    if found:
-        return Result.verdict(True, f"the answer contains {value!r}", detail)
-    return Result.verdict(False, f"the answer does not contain {value!r}", detail)
+    if not isinstance(value, list):
+        if _found(value, run.output):
+            return Result.verdict(True, f"the answer contains {value!r}", detail)
+        return Result.verdict(False, f"the answer does not contain {value!r}", detail)
+    missing = [v for v in value if not _found(v, run.output)]
+    detail["missing"] = missing
+    if mode == "any":
+        if len(missing) < len(value):
+            return Result.verdict(True, f"the answer contains one of {value!r}", detail)
+        return Result.verdict(False, f"the answer contains none of {value!r}", detail)
+    if missing:
+        return Result.verdict(False, f"the answer does not contain {missing[0]!r}", detail)
+    return Result.verdict(True, f"the answer contains all of {value!r}", detail)
 
 
 def _contains_from_case(run):
     value = run.expectations.get("contains")
-    return None if value is None else {"value": value}
+    if value is None and run.expectations.get("answer_check") == "contains" and isinstance(run.expected_output, str):
+        value = run.expected_output  # "check the expected answer by containment"
+    if value is None:
+        return None
+    return dict(value) if isinstance(value, dict) else {"value": value}
 
 
 def json_valid(run, config):
@@ -151,13 +169,22 @@ SCORERS = (
     ),
     Scorer(
         id="contains",
-        description="The answer contains a required string (case-sensitive).",
+        description="The answer contains a required string, or several (all, or any one; case-sensitive).",
         version="1",
         kind="builtin",
         needs_config=True,
         config_schema={
             "type": "object",
-            "properties": {"value": {"type": "string", "minLength": 1, "description": "The required string."}},
+            "properties": {
+                "value": {
+                    "anyOf": [
+                        {"type": "string", "minLength": 1},
+                        {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                    ],
+                    "description": "The required string, or several.",
+                },
+                "mode": {"enum": ["all", "any"], "default": "all", "description": "With several: all, or any one."},
+            },
             "required": ["value"],
             "additionalProperties": False,
         },

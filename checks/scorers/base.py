@@ -110,6 +110,9 @@ class Scorer:
     # What a failed or unmeasured check of this scorer is reported as in the gate:
     # tool_choice, tool_args, schema, output, threshold, error; judge criteria are "judge".
     category: str = "judge"
+    # Checks a request config must pass beyond its JSON Schema (a pattern RE2 refuses):
+    # ``config_problems(config) -> ["<scorer>.<field>: <message>"]``.
+    config_problems: Callable[[dict], list] | None = None
     # The expectation that turns this check on for a case in the gate (None: only when a
     # case or the policy names the scorer). The gate reports checks in the order of the
     # expectations schema (``checks.expectations``).

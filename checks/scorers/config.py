@@ -53,6 +53,8 @@ def config_validate(scorer, config):
     problems = []
     for error in sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         problems.append(f"{_field(scorer, error.absolute_path)}: {error.message}")
+    if not problems and scorer.config_problems is not None:
+        problems.extend(scorer.config_problems(config))
     if isinstance(config, dict):
         for key in scorer.schema_keys:
             if key in config:

@@ -8,10 +8,17 @@ stretch of text already reported is not reported again under a later kind:
 - PEM private key header: ``-----BEGIN [WORDS ]PRIVATE KEY[ BLOCK]-----`` (RSA, EC,
   OPENSSH, ENCRYPTED, PGP…). Public keys and certificates do not match.
 - Anthropic ``sk-ant-`` + 20 or more of ``[A-Za-z0-9_-]``.
-- OpenAI ``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-`` + 20 or more of
-  ``[A-Za-z0-9_-]`` that look random: a letter, a digit and a run of 16 or more
-  letters and digits ("sk-learn", "sk-2024-annual-report-v2" are not keys).
-- AWS access key id ``AKIA`` / ``ASIA`` + exactly 16 of ``[A-Z0-9]``.
+- ``sk-`` keys (OpenAI and the providers that copied its format, DeepSeek among
+  them): ``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``, ``sk-live-``,
+  ``sk-test-`` + 20 or more of ``[A-Za-z0-9_-]`` that look random: a run of 16 or more
+  letters and digits that mixes digits and letters, or upper- and lower-case letters,
+  or is 32 or more long ("sk-learn", "sk-2024-annual-report-v2" are not keys; a key
+  made only of letters is).
+- Hugging Face ``hf_``, Groq ``gsk_``, Replicate ``r8_`` + 30 or more alphanumerics;
+  xAI ``xai-`` + 40 or more of ``[A-Za-z0-9]``.
+- AWS access key id ``AKIA`` / ``ASIA`` + exactly 16 of ``[A-Z0-9]``; an AWS secret
+  access key (40 of ``[A-Za-z0-9/+=]``) after ``aws_secret_access_key`` (any case, ``=``
+  or ``:``, quoted or not).
 - GitHub ``ghp_`` / ``gho_`` / ``ghu_`` / ``ghs_`` / ``ghr_`` + 36 or more alphanumerics;
   ``github_pat_`` + 22 or more of ``[A-Za-z0-9_]``.
 - GitLab ``glpat-`` + 20 or more of ``[A-Za-z0-9_-]``.
@@ -23,7 +30,8 @@ stretch of text already reported is not reported again under a later kind:
 - JWT: three base64url parts, the first two starting ``eyJ`` (a JSON object), the
   signature at least 10 characters.
 - ``Bearer <token>`` (any case) with a token of 20 or more token characters that
-  looks random as above ("Bearer of bad news" is not one).
+  looks random as above ("Bearer of bad news" is not one), in prose or in an
+  ``Authorization:`` header.
 - A password in a URL: ``scheme://user:password@host`` with a non-empty password.
   A masked or template password (``***``, ``<password>``, ``${DB_PASSWORD}``,
   ``{{ pass }}``) is not a leak; a URL with a user and no password is not one either.
@@ -45,8 +53,19 @@ _E = r"(?![A-Za-z0-9_-])"  # end of a token
 SECRET_PATTERNS = {
     "private_key": (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", None),
     "anthropic_api_key": (_B + r"sk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-"),
-    "openai_api_key": (_B + r"(?P<prefix>sk-(?:proj-|svcacct-|admin-)?)(?P<body>[A-Za-z0-9_-]{20,})", "prefix"),
+    "openai_api_key": (
+        _B + r"(?P<prefix>sk-(?:proj-|svcacct-|admin-|live-|test-)?)(?P<body>[A-Za-z0-9_-]{20,})",
+        "prefix",
+    ),
+    "huggingface_token": (_B + r"hf_[A-Za-z0-9]{30,}" + _E, "hf_"),
+    "groq_api_key": (_B + r"gsk_[A-Za-z0-9]{30,}" + _E, "gsk_"),
+    "replicate_token": (_B + r"r8_[A-Za-z0-9]{30,}" + _E, "r8_"),
+    "xai_api_key": (_B + r"xai-[A-Za-z0-9]{40,}" + _E, "xai-"),
     "aws_access_key_id": (r"(?<![A-Za-z0-9])(?P<prefix>AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", "prefix"),
+    "aws_secret_access_key": (
+        r"(?P<prefix>(?i:aws_secret_access_key)\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+        "prefix",
+    ),
     "github_token": (_B + r"(?P<prefix>gh[pousr]_)[A-Za-z0-9]{36,}" + _E, "prefix"),
     "github_pat": (_B + r"github_pat_[A-Za-z0-9_]{22,}" + _E, "github_pat_"),
     "gitlab_token": (_B + r"glpat-[A-Za-z0-9_-]{20,}", "glpat-"),
@@ -64,14 +83,19 @@ SECRET_PATTERNS = {
 _COMPILED = [(kind, re.compile(pattern), prefix) for kind, (pattern, prefix) in SECRET_PATTERNS.items()]
 
 # Kinds whose prefix also starts ordinary words ("sk-learn", "Bearer of") must have a
-# body that looks random: a letter, a digit and a run of 16+ letters and digits.
+# body that looks random (see the module docstring).
 _NEEDS_RANDOM = {"openai_api_key", "bearer_token"}
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+_LONG_RUN = 32
 _MASKED_PASSWORD = re.compile(r"^(?:\*+|x+|X+|•+|<[^>]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^}]*\}\}|%s)$")
 
 
 def _looks_random(token):
-    return any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token) and bool(_ALNUM_RUN.search(token))
+    for run in _ALNUM_RUN.findall(token):
+        digits, upper, lower = (any(test(ch) for ch in run) for test in (str.isdigit, str.isupper, str.islower))
+        if (digits and (upper or lower)) or (upper and lower) or len(run) >= _LONG_RUN:
+            return True
+    return False
 
 
 def _accept(kind, match):

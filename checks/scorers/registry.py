@@ -1,12 +1,12 @@
-"""The scorers the system knows: the 13 built-ins of seed 002 and the 3 agent checks.
+"""The scorers the system knows: the 13 built-ins of seed 002, ``regex`` (seed 003) and the agent checks.
 
 ``SCORERS`` maps id to spec in the order ``GET /v1/api/scorers`` lists them. Judge
 criteria are configured per project and are not listed here.
 """
 
-from checks.expectations import EXPECTATIONS_SCHEMA
+from checks.expectations import ANSWER_CHECKS, EXPECTATIONS_SCHEMA
 
-from . import agent_checks, answers, budgets, leaks, refusals, runs
+from . import agent_checks, answers, budgets, leaks, patterns, refusals, runs, tool_calls
 
 BUILTIN_IDS = (
     "answered",
@@ -22,10 +22,15 @@ BUILTIN_IDS = (
     "no_leaked_secret",
     "span_present",
     "tool_succeeded",
+    "regex",
 )
-AGENT_CHECK_IDS = ("tool_choice", "tool_output_schema", "tool_output")
+AGENT_CHECK_IDS = ("tool_choice", "tool_output_schema", "tool_output", "tool_calls")
 
-_ALL = {s.id: s for module in (answers, runs, budgets, refusals, leaks, agent_checks) for s in module.SCORERS}
+_ALL = {
+    s.id: s
+    for module in (answers, runs, budgets, refusals, leaks, patterns, agent_checks, tool_calls)
+    for s in module.SCORERS
+}
 SCORERS = {scorer_id: _ALL[scorer_id] for scorer_id in (*BUILTIN_IDS, *AGENT_CHECK_IDS)}
 EXPECTATION_KEYS = tuple(EXPECTATIONS_SCHEMA["properties"])
 _GATED_BY = {s.gated_by: s.id for s in SCORERS.values() if s.gated_by}
@@ -35,14 +40,29 @@ def gating_scorers(expectations, extra_scorers=()):
     """The scorer ids a case is gated on, in report order, without repeats.
 
     Each expectation the case has turns on the check whose ``gated_by`` names it, in
-    the order of the expectations schema; then the case's ``expectations.scorers`` and
-    ``extra_scorers`` (the policy's).
+    the order of the expectations schema (``answer_check`` turns on the check it names);
+    then the case's ``expectations.scorers`` and ``extra_scorers`` (the policy's).
     """
-    ids = [_GATED_BY[key] for key in EXPECTATION_KEYS if key in expectations and key in _GATED_BY]
+    ids = []
+    for key in EXPECTATION_KEYS:
+        if key in expectations:
+            scorer = answer_check_scorer(expectations[key]) if key == "answer_check" else _GATED_BY.get(key)
+            if scorer is not None and scorer not in ids:
+                ids.append(scorer)
     for scorer in [*expectations.get("scorers", ()), *extra_scorers]:
         if scorer not in ids:
             ids.append(scorer)
     return ids
+
+
+def answer_check_scorer(answer_check):
+    """The scorer an ``answer_check`` names: a built-in check, a judge criterion's id, or None for ``none``."""
+    return ANSWER_CHECKS.get(answer_check, answer_check)
+
+
+def answer_is_checked(expected_output, expectations):
+    """Whether a case's expected answer is checked: it has none, or its ``answer_check`` says how (or ``none``)."""
+    return expected_output is None or "answer_check" in expectations
 
 
 def scorer_get(scorer_id):

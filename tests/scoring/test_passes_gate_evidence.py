@@ -15,7 +15,7 @@ def _linked_run(actors, trace_id="v1-quote", **expectations):
 
 def test_it_reuses_stored_scores_and_replaces_stale_ones(actors):
     case, run = _linked_run(actors, expected_tools=["quote_room"])
-    ask = {"project": actors.acme, "trace_pks": {case.pk: run.pk}, "scorers_by_case": {case.pk: ["tool_choice"]}}
+    ask = {"project": actors.acme, "scorers_by_run": {run.pk: ["tool_choice"]}}
     outcomes, tools = outcomes_ensure(**ask)
     assert outcomes[(run.pk, "tool_choice")]["status"] == "passed"
     assert tools[run.pk] == ["quote_room"]
@@ -38,8 +38,7 @@ def test_a_score_over_the_quota_is_reported_abstained_and_recorded(actors):
     actors.acme.save()
     outcomes, _ = outcomes_ensure(
         project=actors.acme,
-        trace_pks={case.pk: run.pk},
-        scorers_by_case={case.pk: ["tool_choice", "latency_budget", "nope"]},
+        scorers_by_run={run.pk: ["tool_choice", "latency_budget", "nope"]},
     )
     statuses = {scorer: o["status"] for (_, scorer), o in outcomes.items()}
     assert statuses == {"tool_choice": "passed", "latency_budget": "abstained", "nope": "abstained"}

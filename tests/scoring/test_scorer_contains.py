@@ -43,3 +43,26 @@ def test_it_reads_the_required_string_from_the_case():
 def test_it_abstains_not_configured_without_a_string_to_look_for():
     run = run_from_payload({"trace_id": "t1", "output": "x"}, expectations={}, has_case=True)
     assert score_run(SCORER, run, resolve_config(SCORER, None, run)).reason == "not_configured"
+
+
+def test_it_takes_several_values_all_of_them_by_default_or_any_one():
+    run = run_from_payload({"trace_id": "t1", "output": "Focus booked for Ana"})
+    assert score_run(SCORER, run, {"value": ["Focus", "Ana"]}).passed
+    result = score_run(SCORER, run, {"value": ["Focus", "Bob"]})
+    assert (result.passed, result.reason, result.detail["missing"]) == (
+        False,
+        "the answer does not contain 'Bob'",
+        ["Bob"],
+    )
+    assert score_run(SCORER, run, {"value": ["Bob", "Ana"], "mode": "any"}).passed
+    assert not score_run(SCORER, run, {"value": ["Bob", "Eve"], "mode": "any"}).passed
+
+
+def test_answer_check_contains_looks_for_the_expected_answer_when_no_value_is_given():
+    run = run_from_payload(
+        {"trace_id": "t1", "output": "Total: 75.00 EUR"},
+        expected_output="75.00 EUR",
+        expectations={"answer_check": "contains"},
+    )
+    assert resolve_config(SCORER, None, run) == {"value": "75.00 EUR"}
+    assert score_run(SCORER, run, resolve_config(SCORER, None, run)).passed

@@ -1,5 +1,5 @@
-"""The registry lists exactly the seed's 13 built-ins and the 3 agent checks, and the
-package stays pure Python (no Django, DRF or Celery)."""
+"""The registry lists exactly the seeds' built-ins (002's 13 and 003's regex) and the 4 agent
+checks, and the package stays pure Python (no Django, DRF or Celery)."""
 
 import ast
 import json
@@ -26,14 +26,15 @@ BUILTINS = [
     "no_leaked_secret",
     "span_present",
     "tool_succeeded",
+    "regex",
 ]
-AGENT_CHECKS = ["tool_choice", "tool_output_schema", "tool_output"]
+AGENT_CHECKS = ["tool_choice", "tool_output_schema", "tool_output", "tool_calls"]
 PACKAGE = Path(checks.scorers.__file__).parent
 
 
-def test_it_registers_the_13_builtins_then_the_3_agent_checks_in_order():
+def test_it_registers_the_seeds_builtins_then_the_agent_checks_in_order():
     assert list(SCORERS) == BUILTINS + AGENT_CHECKS
-    assert [s.kind for s in SCORERS.values()] == ["builtin"] * 13 + ["agent_check"] * 3
+    assert [s.kind for s in SCORERS.values()] == ["builtin"] * 14 + ["agent_check"] * 4
 
 
 def test_it_finds_a_scorer_by_id_and_answers_none_for_an_unknown_one():
@@ -55,6 +56,8 @@ def test_it_marks_exactly_the_scorers_that_cannot_run_without_config():
         "tool_choice",
         "tool_output_schema",
         "tool_output",
+        "tool_calls",
+        "regex",
     }
 
 
@@ -99,7 +102,7 @@ def test_it_imports_nothing_but_the_standard_library_jsonschema_and_other_pure_c
         (path.name, module)
         for path in files
         for module in _imports(path)
-        if module.split(".")[0] not in (*sys.stdlib_module_names, "jsonschema", "checks")
+        if module.split(".")[0] not in (*sys.stdlib_module_names, "jsonschema", "re2", "checks")
     }
     assert outside == set()
 

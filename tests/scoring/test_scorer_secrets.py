@@ -107,3 +107,42 @@ def test_it_lists_every_credential_in_order_of_appearance():
     result = _scan(f"{SECRETS['url_password']} and later {SECRETS['aws_access_key_id']}")
     assert [f["kind"] for f in result.detail["found"]] == ["url_password", "aws_access_key_id"]
     assert result.detail["found"][0]["prefix"] == "postgres://"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("sk-live-" + "AbCdEfGhIjKlMnOpQrStUvWx", "openai_api_key"),
+        ("sk-" + "QwErTyUiOpAsDfGhJkLzXcVbNm", "openai_api_key"),
+        ("sk-" + "abcdefghijklmnopqrstuvwxyzabcdefgh", "openai_api_key"),
+        ("sk-test-" + "a1b2c3d4e5f6g7h8i9j0k1l2", "openai_api_key"),
+        ("hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "huggingface_token"),
+        ("gsk_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "groq_api_key"),
+        ("r8_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "replicate_token"),
+        ("xai-" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789aBcDeFgH", "xai_api_key"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key"),
+        ('AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', "aws_secret_access_key"),
+        ("Authorization: Bearer " + "QwErTyUiOpAsDfGhJkLzXcVb", "bearer_token"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA", "private_key"),
+        ("-----BEGIN ENCRYPTED PRIVATE KEY-----", "private_key"),
+    ],
+)
+def test_it_finds_keys_made_only_of_letters_and_the_other_major_providers(text, kind):
+    assert [f["kind"] for f in _scan(f"use {text} here").detail["found"]] == [kind]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we use sk-learn and sk-2024-annual-report-v2 for this",
+        "sk-internationalization",
+        "Bearer of bad news, and bearer bonds",
+        "aws_secret_access_key = <your secret here>",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B",
+        "-----BEGIN CERTIFICATE-----",
+        "the hf_transfer flag and the gsk_ prefix",
+        "AKIA is a prefix; AKIASHORT is not a key",
+    ],
+)
+def test_it_does_not_mistake_ordinary_text_for_a_credential(text):
+    assert _scan(text).passed

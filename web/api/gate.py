@@ -12,7 +12,7 @@ from evalsite.auth import request_project
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
-from experiments.selectors import gate_run_get, gate_run_list
+from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
 from web.api.openapi import problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
@@ -41,6 +41,11 @@ GateRunSummaries = inline_serializer(
 
 
 class GatePolicyIO(serializers.Serializer):
+    def validate_trial_pass_ratio(self, value):
+        if value <= 0:
+            raise serializers.ValidationError("must be more than 0 (1.0: every trial must pass)")
+        return value
+
     min_pass_rate = serializers.FloatField(
         min_value=0, max_value=1, required=False, help_text="The floor (default 1.0). Cannot be lowered here."
     )
@@ -51,6 +56,17 @@ class GatePolicyIO(serializers.Serializer):
         child=serializers.CharField(max_length=100), required=False, help_text="Extra gating scorers."
     )
     max_abstained = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
+    trials = serializers.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="Trials each case needs (default 1); fewer: unmeasured."
+    )
+    trial_pass_ratio = serializers.FloatField(
+        min_value=0, max_value=1, required=False,
+        help_text="Share of a case's measured trials that must pass (0 < r <= 1, default 1.0: every one, pass^k).",
+    )  # fmt: skip
+    max_flaky = serializers.IntegerField(
+        min_value=0, max_value=1_000_000, required=False, allow_null=True,
+        help_text="Flaky cases tolerated before the gate fails (default null: no limit).",
+    )  # fmt: skip
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
     )
@@ -66,6 +82,9 @@ def _policy_out(policy):
         "tolerance": policy.tolerance,
         "scorers": policy.scorers,
         "max_abstained": policy.max_abstained,
+        "trials": policy.trials,
+        "trial_pass_ratio": policy.trial_pass_ratio,
+        "max_flaky": policy.max_flaky,
         "baseline": policy.baseline.name if policy.baseline else None,
         "floor_history": [
             {
@@ -113,20 +132,11 @@ class GateIn(serializers.Serializer):
     set_baseline = serializers.BooleanField(
         default=False, help_text="On PASS, record this experiment as the baseline (and ratchet the floor)."
     )
-
-
-def gate_run_answer(gate_run):
-    if gate_run.status == GateRun.Status.DONE:
-        return gate_run.result
-    answer = {
-        "gate_run_id": gate_run.pk,
-        "status": gate_run.status,
-        "dataset": gate_run.dataset.name,
-        "experiment": gate_run.experiment.name,
-    }
-    if gate_run.status == GateRun.Status.FAILED:
-        answer["error"] = gate_run.error
-    return answer
+    init_floor = serializers.BooleanField(
+        default=False,
+        help_text="With set_baseline, on a dataset with no baseline yet: record it pass or fail and start the "
+        "floor at its pass rate.",
+    )
 
 
 class GateView(APIView):
@@ -146,7 +156,8 @@ class GateView(APIView):
         data = validated(GateIn, request.data)
         gate_run = gate_request(
             project=request_project(request), dataset_name=data["dataset"], experiment_name=data["experiment"],
-            baseline_name=data.get("baseline"), set_baseline=data["set_baseline"], key=request.auth,
+            baseline_name=data.get("baseline"), set_baseline=data["set_baseline"], init_floor=data["init_floor"],
+            key=request.auth,
         )  # fmt: skip
         if gate_run.status == GateRun.Status.RUNNING:
             return Response(gate_run_answer(gate_run), status=status.HTTP_202_ACCEPTED)
@@ -202,3 +213,32 @@ class GateRunDetail(APIView):
     )
     def get(self, request, gate_run_id):
         return Response(gate_run_answer(gate_run_get(project=request_project(request), gate_run_id=gate_run_id)))
+
+
+class GateCaseQuery(serializers.Serializer):
+    order = serializers.ChoiceField(
+        ["failures", "position"], default="failures", help_text="failures first (default), or the report's order."
+    )
+    passed = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class GateCasePagination(NewestFirstCursorPagination):
+    ordering = ("passed", "measured", "position")
+
+
+class GateRunCases(APIView):
+    @extend_schema(
+        operation_id="gate_runs_cases",
+        summary="A gate run's case results, paged, failures first",
+        parameters=[GateCaseQuery],
+        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404)},
+    )
+    def get(self, request, gate_run_id):
+        query = validated(GateCaseQuery, request.query_params)
+        gate_run = gate_run_get(project=request_project(request), gate_run_id=gate_run_id)
+        paginator = GateCasePagination()
+        paginator.ordering = ("passed", "measured", "position") if query["order"] == "failures" else ("position",)
+        page = paginator.paginate_queryset(
+            gate_cases(gate_run=gate_run, order=query["order"], passed=query["passed"]), request, view=self
+        )
+        return paginator.get_paginated_response([row.result for row in page])

@@ -30,4 +30,5 @@ urlpatterns = [
     path("gate", gate.GateView.as_view(), name="api-gate"),
     path("gate-runs", gate.GateRunCollection.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:gate_run_id>", gate.GateRunDetail.as_view(), name="api-gate-run"),
+    path("gate-runs/<int:gate_run_id>/cases", gate.GateRunCases.as_view(), name="api-gate-run-cases"),
 ]

@@ -1,0 +1,55 @@
+"""What a gate reads from ``datasets``: the dataset's active cases and each case's trials.
+
+All runs of one case within one experiment are that case's trials. A run's ``trial``
+numbers it; runs sent without one are numbered 1, 2, 3... in the order they started.
+When two runs carry the same number (a CI job re-run for the same commit sends its
+runs again), the one that started last counts and the others are *superseded*: listed,
+never counted, so a re-run adds runs and never breaks the gate.
+"""
+
+from dataclasses import dataclass, field
+
+from datasets.models import CaseStatus, GoldenCase, Trace
+
+RUN_FIELDS = ("id", "trace_id", "case_id", "trial", "latency_ms", "cost_cents")
+
+
+@dataclass
+class CaseTrialRuns:
+    trials: list = field(default_factory=list)  # [(trial number, run values)] in trial order
+    superseded: list = field(default_factory=list)  # trace ids of runs another run of their trial replaced
+
+
+def active_cases(dataset):
+    """The dataset's active cases in id order (the report's order), as dicts."""
+    return list(
+        GoldenCase.objects.filter(dataset=dataset, status=CaseStatus.ACTIVE)
+        .order_by("id")
+        .values("id", "name", "version", "expected_output", "expectations", "quarantined", "quarantine_reason")
+    )
+
+
+def trials_of_cases(experiment, case_ids):
+    """``{case_id: CaseTrialRuns}``: each case's runs in the experiment, grouped in trials."""
+    by_case = {}
+    runs = (
+        Trace.objects.filter(experiment=experiment, case_id__in=case_ids)
+        .order_by("case_id", "started_at", "id")
+        .values(*RUN_FIELDS)
+    )
+    for run in runs.iterator(chunk_size=2000):
+        by_case.setdefault(run["case_id"], []).append(run)
+    return {case_id: trials_group(runs) for case_id, runs in by_case.items()}
+
+
+def trials_group(runs):
+    """``CaseTrialRuns`` of one case's runs, given in the order they started."""
+    numbered, next_free, superseded = {}, 1, []
+    for run in runs:
+        number = run["trial"]
+        if number is None:
+            number, next_free = next_free, next_free + 1
+        if number in numbered:
+            superseded.append(numbered[number]["trace_id"])
+        numbered[number] = run
+    return CaseTrialRuns(trials=sorted(numbered.items()), superseded=superseded)
