@@ -37,8 +37,11 @@ _MESSAGE_CHARS = 300
 
 # What a case carries, in the order JSONL lines and exports list it.
 CASE_FIELDS = ("name", "input", "expected_output", "expectations", "status", "notes", "metadata", "source_trace_id")
-# What an edit may change: where a case came from is history, not an editable field.
-CASE_EDITABLE_FIELDS = ("name", "input", "expected_output", "expectations", "status", "notes", "metadata")
+# What an edit may change: where a case came from is history, not an editable field. A
+# quarantine is an operational state, set by an edit (with its reason), never imported.
+CASE_CONTENT_FIELDS = ("name", "input", "expected_output", "expectations", "status", "notes", "metadata")
+CASE_EDITABLE_FIELDS = (*CASE_CONTENT_FIELDS, "quarantined", "quarantine_reason")
+QUARANTINE_REASON_MAX = 2000
 CASE_DEFAULTS = {
     "input": None,
     "expected_output": None,
@@ -71,6 +74,11 @@ CASE_FIELD_SCHEMAS = {
         "maxLength": TRACE_ID_MAX,
         "description": "The run this case came from (kept for good).",
     },
+    "quarantined": {
+        "type": "boolean",
+        "description": "A quarantined case is still run, scored and shown, but does not gate. Needs a reason.",
+    },
+    "quarantine_reason": {"type": "string", "maxLength": QUARANTINE_REASON_MAX},
 }
 DATASET_REQUEST_SCHEMA = {
     "type": "object",
@@ -269,6 +277,14 @@ def _expectations(value, field):
     return expectations_check(value, field=field)
 
 
+def _quarantined(value, field):
+    return (value, []) if isinstance(value, bool) else (value, [{"field": field, "message": "must be true or false"}])
+
+
+def _quarantine_reason(value, field):
+    return _text(value, field, maximum=QUARANTINE_REASON_MAX, required=False, single_line=False)
+
+
 _CASE_CHECKS = {
     "name": case_name_check,
     "input": _any_json,
@@ -278,6 +294,8 @@ _CASE_CHECKS = {
     "notes": _notes,
     "metadata": _metadata,
     "source_trace_id": _source_trace_id,
+    "quarantined": _quarantined,
+    "quarantine_reason": _quarantine_reason,
 }
 
 

@@ -114,6 +114,18 @@ def case_update(*, case, data, by):
     return _case_change(case, fields, by=by, expected_version=expected_version)
 
 
+def _quarantine_check(case, fields):
+    """A case is quarantined with a reason (in the same edit or already stored); lifting it clears the reason."""
+    quarantined = fields.get("quarantined", case.quarantined)
+    if quarantined and not fields.get("quarantine_reason", case.quarantine_reason):
+        raise Invalid(
+            "A quarantine needs a reason. Nothing was written.",
+            errors=[{"field": "quarantine_reason", "message": "is required to quarantine a case"}],
+        )
+    if fields.get("quarantined") is False and "quarantine_reason" not in fields:
+        fields["quarantine_reason"] = ""
+
+
 def case_archive(*, case, by):
     """Archive ``case`` (never a delete). Idempotent: archiving an archived case changes nothing."""
     return _case_change(case, {"status": CaseStatus.ARCHIVED}, by=by)
@@ -158,6 +170,8 @@ def _case_change(case, fields, *, by, expected_version=None):
                     "Read it again and redo the edit.",
                     errors=[{"field": "version", "message": f"is {locked.version} now"}],
                 )
+            if "quarantined" in fields or "quarantine_reason" in fields:
+                _quarantine_check(locked, fields)
             old, new = case_changes(locked, fields)
             if not new:
                 return locked, False

@@ -21,7 +21,7 @@ from evalsite.quota import quota_reserve
 
 TRACE_COLUMNS = (
     "id", "project_id", "trace_id", "name", "input", "output", "status", "error", "started_at", "ended_at",
-    "latency_ms", "cost_cents", "metadata", "tags", "experiment_id", "case_id", "source", "content_hash",
+    "latency_ms", "cost_cents", "metadata", "tags", "experiment_id", "case_id", "trial", "source", "content_hash",
     "ingested_at",
 )  # fmt: skip
 SPAN_COLUMNS = (
@@ -93,7 +93,8 @@ def _runs_write(project, runs):
             pk, project.pk, run.trace_id, run.name, db_json(run.input), db_json(run.output), run.status, run.error,
             db_datetime(run.started_at or now), db_datetime(run.ended_at), run.latency_ms,
             db_decimal(run.cost_cents), db_json(run.metadata), db_json(run.tags),
-            experiment.pk if experiment else None, case.pk if case else None, TraceSource.API, run.content_hash,
+            experiment.pk if experiment else None, case.pk if case else None, run.trial, TraceSource.API,
+            run.content_hash,
             db_datetime(now),
         ))  # fmt: skip
         for s in run.spans:

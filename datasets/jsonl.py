@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import orjson
 from django.db import IntegrityError, transaction
 
-from datasets.case_validation import CASE_DEFAULTS, CASE_EDITABLE_FIELDS, CASE_FIELDS, case_fields_check
+from datasets.case_validation import CASE_CONTENT_FIELDS, CASE_DEFAULTS, CASE_FIELDS, case_fields_check
 from datasets.cases import (
     actor_fields,
     case_changes,
@@ -200,9 +200,7 @@ def _chunks(values, size=IN_CHUNK):
 
 def _case_overwrite(case, number, fields, runs, by, result):
     # The line is the whole case: a key it leaves out goes back to its default.
-    wanted = {
-        key: fields[key] if key in fields else CASE_DEFAULTS[key] for key in CASE_EDITABLE_FIELDS if key != "name"
-    }
+    wanted = {key: fields[key] if key in fields else CASE_DEFAULTS[key] for key in CASE_CONTENT_FIELDS if key != "name"}
     old, new = case_changes(case, wanted)
     source = fields.get("source_trace_id")
     if source is not None and case.source_trace_id is None:

@@ -13,6 +13,7 @@ from datasets.run_schema import (
     MAX_ID_LENGTH,
     MAX_LATENCY_MS,
     MAX_SPANS_PER_RUN,
+    MAX_TRIAL,
     RUN_SCHEMA,
     SPAN_SCHEMA,
 )
@@ -60,6 +61,9 @@ def run_conforms(item):
         if case is not None and type(case) is not str and not _integer(case):
             return False
     if "status" in item and not _member(item["status"], _STATUSES):
+        return False
+    trial = get("trial")
+    if trial is not None and not (_integer(trial) and 1 <= trial <= MAX_TRIAL):
         return False
     if not _common(item, get):
         return False

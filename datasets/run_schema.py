@@ -11,6 +11,7 @@ MAX_SPANS_PER_RUN = 5000
 MAX_ID_LENGTH = 200
 MAX_LATENCY_MS = 10**12
 MAX_COST_CENTS = 10**8
+MAX_TRIAL = 10_000
 
 _nullable_string = {"type": ["string", "null"]}
 _timestamp = {
@@ -67,6 +68,14 @@ RUN_SCHEMA = {
             "type": ["string", "integer", "null"],
             "description": "The golden case this run answers: a case id, or a case name with `dataset` "
             "(or the experiment's dataset).",
+        },
+        "trial": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "maximum": MAX_TRIAL,
+            "description": "Which try of its case this run is within its experiment (1, 2, ...). Without it, the "
+            "gate numbers a case's runs in the order they started; a later run of the same trial supersedes "
+            "an earlier one.",
         },
         "input": _any,
         "output": {"description": "The run's final answer (any JSON value)."},

@@ -51,6 +51,7 @@ class RunIn:
     experiment: str | None
     dataset: str | None
     case: str | int | None
+    trial: int | None
     input: object
     output: object
     status: str
@@ -165,6 +166,7 @@ def _run_normalise(item, index, where):
         experiment=item.get("experiment"),
         dataset=item.get("dataset"),
         case=item.get("case"),
+        trial=int(item["trial"]) if item.get("trial") is not None else None,
         input=item.get("input"),
         output=item.get("output"),
         status=item.get("status", "ok"),

@@ -5,16 +5,30 @@ Per scorer (and scorer version: two judges' scores are not comparable): each sid
 (both n ≥ 20; a mean that moved on four runs is noise), ``regressed`` (decidable and
 diff < −tolerance), a 95% confidence interval of the difference (normal approximation
 of the difference of two means, Welch's standard error), and abstentions counted beside
-the means (never inside them). Then the cases whose scorer verdict flipped between the
-two: pass→fail and fail→pass. Every figure is aggregated in SQL.
+the means (never inside them). A scorer that scored the same runs under several configs
+(``json_valid`` with and without a schema) gives one row per config, never one mean
+over both; per-case configs (each case its expectations, one score per run) stay one
+row. Then the cases whose scorer verdict flipped between the two: pass→fail and
+fail→pass. Every figure is aggregated in SQL.
+
+``cases`` pairs the two experiments case by case, from each one's newest finished gate
+run on the candidate's dataset (where a case's verdict already counts its trials):
+how many cases both ran, both passed, both failed, and flipped each way, the exact
+two-sided McNemar p-value on the flips, and each side's case pass rate with its 95%
+Wilson interval. It is evidence beside the per-scorer rows: ``decidable`` keeps the
+n ≥ 20 rule.
 """
 
+import json
 import math
+from collections import Counter
 
-from django.db.models import Avg, Count, F, IntegerField, Max, Min
+from django.db.models import Avg, Count, F, IntegerField, Max, Min, TextField
 from django.db.models.functions import Cast
 
+from checks.stats import mcnemar_p, wilson_interval
 from datasets.models import GoldenCase, Trace
+from experiments.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Abstention, Score
 
@@ -27,22 +41,21 @@ def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
     """The comparison of ``candidate`` against ``base`` (two Experiments of one project)."""
     stats = _score_stats([base.pk, candidate.pk], scorers)
     abstained = _abstention_counts([base.pk, candidate.pk], scorers)
-    keys = sorted({(s, v) for s, v, _ in stats} | {(s, None) for s, _ in abstained if not _has_scorer(stats, s)})
+    keys = sorted(
+        {key[:3] for key in stats} | {(s, None, None) for s, _ in abstained if not _has_scorer(stats, s)},
+        key=lambda k: (k[0], k[1] or "", k[2] or ""),
+    )
     rows = []
-    for scorer, version in keys:
-        b = stats.get((scorer, version, base.pk))
-        c = stats.get((scorer, version, candidate.pk))
-        rows.append(
-            _row(
-                scorer,
-                version,
-                b,
-                c,
-                abstained.get((scorer, base.pk), 0),
-                abstained.get((scorer, candidate.pk), 0),
-                tolerance,
-            )
-        )
+    for scorer, version, config in keys:
+        b = stats.get((scorer, version, config, base.pk))
+        c = stats.get((scorer, version, config, candidate.pk))
+        row = _row(
+            scorer, version, b, c, abstained.get((scorer, base.pk), 0), abstained.get((scorer, candidate.pk), 0),
+            tolerance,
+        )  # fmt: skip
+        if config is not None:
+            row["config"] = (b or c)["config"]
+        rows.append(row)
     flips = _flips(base, candidate, scorers)
     return {
         "base": base.name,
@@ -51,21 +64,44 @@ def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
         "min_decidable_n": MIN_DECIDABLE_N,
         "scorers": rows,
         "flipped": flips,
+        "cases": cases_paired(base, candidate),
     }
 
 
 def _has_scorer(stats, scorer):
-    return any(s == scorer for s, _, _ in stats)
+    return any(key[0] == scorer for key in stats)
 
 
 def _score_stats(experiment_ids, scorers):
+    """``{(scorer, version, config hash or None, experiment): stats}``; the hash only where a run has several."""
     scores = scores_fresh(Score.objects.filter(experiment_id__in=experiment_ids))
     if scorers:
         scores = scores.filter(scorer__in=scorers)
-    aggregated = scores.values("scorer", "scorer_version", "experiment_id").annotate(
-        n=Count("id"), mean=Avg("value"), mean_sq=Avg(F("value") * F("value"))
+    per_scorer = scores.values("scorer", "scorer_version", "experiment_id").annotate(
+        n=Count("id"), runs=Count("trace_id", distinct=True), mean=Avg("value"), mean_sq=Avg(F("value") * F("value"))
     )
-    return {(r["scorer"], r["scorer_version"], r["experiment_id"]): r for r in aggregated}
+    stats, several = {}, set()
+    for r in per_scorer:
+        if r["n"] > r["runs"]:
+            several.add((r["scorer"], r["scorer_version"]))
+        stats[(r["scorer"], r["scorer_version"], None, r["experiment_id"])] = r
+    if several:
+        stats = {k: v for k, v in stats.items() if k[:2] not in several}
+        per_config = (
+            scores.filter(scorer__in={s for s, _ in several})
+            .values("scorer", "scorer_version", "config_hash", "experiment_id")
+            .annotate(
+                n=Count("id"),
+                mean=Avg("value"),
+                mean_sq=Avg(F("value") * F("value")),
+                config_text=Max(Cast("config", TextField())),
+            )
+        )
+        for r in per_config:
+            if (r["scorer"], r["scorer_version"]) in several:
+                r["config"] = json.loads(r["config_text"])
+                stats[(r["scorer"], r["scorer_version"], r["config_hash"][:12], r["experiment_id"])] = r
+    return stats
 
 
 def _abstention_counts(experiment_ids, scorers):
@@ -147,3 +183,46 @@ def _flips(base, candidate, scorers):
         ]
         result[f"{direction}_count"] = len(items)
     return result
+
+
+def cases_paired(base, candidate):
+    """The paired case comparison (see the module docstring), or None when either side has no gate run."""
+    dataset_id = candidate.dataset_id or base.dataset_id
+    runs = [_newest_gate_run(e, dataset_id) for e in (base, candidate)]
+    if dataset_id is None or None in runs:
+        return None
+    outcome = {}
+    for gate_run_id in runs:
+        rows = GateCase.objects.filter(gate_run_id=gate_run_id, measured=True, quarantined=False, case__isnull=False)
+        outcome[gate_run_id] = dict(rows.values_list("case_id", "passed"))
+    before, after = outcome[runs[0]], outcome[runs[1]]
+    both = before.keys() & after.keys()
+    counts = Counter((before[case], after[case]) for case in both)
+    b, c = counts[(True, False)], counts[(False, True)]
+    return {
+        "base_gate_run_id": runs[0],
+        "candidate_gate_run_id": runs[1],
+        "paired": len(both),
+        "both_pass": counts[(True, True)],
+        "both_fail": counts[(False, False)],
+        "pass_to_fail": b,
+        "fail_to_pass": c,
+        "p_value": mcnemar_p(b, c),
+        "base": _case_rate(before),
+        "candidate": _case_rate(after),
+    }
+
+
+def _newest_gate_run(experiment, dataset_id):
+    return (
+        GateRun.objects.filter(experiment=experiment, dataset_id=dataset_id, status=GateRun.Status.DONE)
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _case_rate(outcomes):
+    n, passed = len(outcomes), sum(outcomes.values())
+    low, high = wilson_interval(passed, n)
+    return {"cases": n, "passed": passed, "pass_rate": passed / n if n else None, "ci95": [low, high] if n else None}

@@ -105,3 +105,21 @@ def test_the_compare_endpoint_answers_and_isolates(actors, two):
     assert actors.outsider_api().get("/v1/api/experiments/compare?base=v1&candidate=v2").status_code == 404
     missing = actors.api().get("/v1/api/experiments/compare?base=v1")
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "candidate"
+
+
+def test_a_scorer_run_with_two_configs_over_the_same_runs_is_two_rows(actors, two):
+    base, candidate = two
+    for experiment in (base, candidate):
+        for i in range(3):
+            run = trace_create(actors.acme, f"{experiment.name}-{i}", experiment=experiment.name)
+            for config, passed in (({}, True), ({"schema": {"type": "object"}}, False)):
+                Score.objects.create(
+                    project=actors.acme, trace=run, experiment=experiment, scorer="json_valid", config=config,
+                    config_hash=str(sorted(config)), value=float(passed), passed=passed,
+                )  # fmt: skip
+    rows = experiments_compare(base=base, candidate=candidate)["scorers"]
+    by_config = {str(r["config"]): (r["scorer"], r["base"]["n"], r["base"]["mean"]) for r in rows}
+    assert by_config == {
+        "{}": ("json_valid", 3, 1.0),
+        "{'schema': {'type': 'object'}}": ("json_valid", 3, 0.0),
+    }

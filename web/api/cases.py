@@ -7,12 +7,14 @@ the documentation cannot drift from them. The selectors in ``datasets.case_selec
 scope every read to the key's project.
 """
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from checks.expectations import EXPECTATIONS_SCHEMA
+from checks.scorers import answer_is_checked
 from datasets.capture import CAPTURE_REQUEST_SCHEMA, cases_capture
 from datasets.case_selectors import (
     ALL_STATUSES,
@@ -25,6 +27,7 @@ from datasets.case_validation import CASE_EDITABLE_FIELDS, case_request_schema
 from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
+from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
 from web.api.openapi import problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
@@ -44,6 +47,9 @@ class CaseOut(serializers.ModelSerializer):
     needs_expected_output = serializers.BooleanField(
         help_text="True while the case has no expected answer (a reviewer has to write one)."
     )
+    answer_checked = serializers.SerializerMethodField(
+        help_text="False when the case has an expected answer and no answer_check says how to check it."
+    )
     source_run_available = serializers.SerializerMethodField(
         help_text="Whether the run named by source_trace_id is still stored."
     )
@@ -52,8 +58,12 @@ class CaseOut(serializers.ModelSerializer):
         model = GoldenCase
         fields = [
             "id", "dataset", "name", "input", "expected_output", "expectations", "status", "notes", "metadata",
-            "version", "source_trace_id", "source_run_available", "needs_expected_output", "created_at", "updated_at",
+            "version", "source_trace_id", "source_run_available", "needs_expected_output", "answer_checked",
+            "quarantined", "quarantine_reason", "created_at", "updated_at",
         ]  # fmt: skip
+
+    def get_answer_checked(self, case) -> bool:
+        return answer_is_checked(case.expected_output, case.expectations)
 
     def get_source_run_available(self, case) -> bool:
         return case.source_run_id is not None
@@ -125,6 +135,17 @@ class CaseFilters(serializers.Serializer):
     needs_expected_output = serializers.BooleanField(
         required=False, allow_null=True, default=None, help_text="Only cases with (false) or without (true) one."
     )
+    flaky = serializers.BooleanField(
+        required=False, default=False, help_text="Only cases that were flaky in any of the last `experiments` gated."
+    )
+    experiments = serializers.IntegerField(
+        required=False, min_value=1, max_value=200, default=DEFAULT_EXPERIMENTS,
+        help_text="How many recent experiments `flaky` looks at (default 20).",
+    )  # fmt: skip
+
+
+class HistoryQuery(serializers.Serializer):
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=DEFAULT_EXPERIMENTS)
 
 
 class CasePagination(NewestFirstCursorPagination):
@@ -159,6 +180,8 @@ class CaseCollection(APIView):
         cases = case_list(
             dataset=dataset, status=filters["status"], needs_expected_output=filters["needs_expected_output"]
         )
+        if filters["flaky"]:
+            cases = cases.filter(pk__in=flaky_case_ids(dataset=dataset, limit=filters["experiments"]))
         paginator = CasePagination()
         page = paginator.paginate_queryset(cases, request, view=self)
         return paginator.get_paginated_response(CaseOut(page, many=True).data)
@@ -233,3 +256,19 @@ class CaseDetail(APIView):
         case = case_get(project=request_project(request), case_id=case_id)
         case, _ = case_archive(case=case, by=request.auth)
         return Response(CaseDetailOut(case).data)
+
+
+class CaseHistory(APIView):
+    @extend_schema(
+        operation_id="cases_history",
+        summary="A case's outcome in each of its last experiments, newest first, with its trials",
+        description="From the gate runs that judged the case: per experiment the newest one's outcome (passed, "
+        "failed, unmeasured), whether it was flaky, and each trial. `flip_rate` is the share of consecutive "
+        "experiments whose outcomes differ.",
+        parameters=[HistoryQuery],
+        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404)},
+    )
+    def get(self, request, case_id):
+        query = validated(HistoryQuery, request.query_params)
+        case = case_get(project=request_project(request), case_id=case_id)
+        return Response({"case_id": case.pk, "name": case.name, **case_history(case=case, limit=query["limit"])})

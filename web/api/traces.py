@@ -39,7 +39,7 @@ class TraceOut(serializers.ModelSerializer):
         model = Trace
         fields = [
             "trace_id", "name", "status", "error", "input", "output", "started_at", "ended_at", "latency_ms",
-            "cost_cents", "metadata", "tags", "experiment", "case", "source", "ingested_at",
+            "cost_cents", "metadata", "tags", "experiment", "case", "trial", "source", "ingested_at",
         ]  # fmt: skip
 
 

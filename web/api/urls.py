@@ -19,6 +19,7 @@ urlpatterns = [
     path("datasets/<str:name>/import", datasets.DatasetImport.as_view(), name="api-dataset-import"),
     path("datasets/<str:name>/gate-policy", gate.GatePolicyView.as_view(), name="api-gate-policy"),
     path("cases/<int:case_id>", cases.CaseDetail.as_view(), name="api-case"),
+    path("cases/<int:case_id>/history", cases.CaseHistory.as_view(), name="api-case-history"),
     path("schemas/expectations", datasets.ExpectationsSchema.as_view(), name="api-schema-expectations"),
     path("scorers", scoring.ScorerList.as_view(), name="api-scorers"),
     path("score", scoring.ScoreNow.as_view(), name="api-score"),
