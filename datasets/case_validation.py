@@ -31,7 +31,19 @@ DESCRIPTION_MAX = 10_000
 TRACE_ID_MAX = 200
 JSON_MAX_DEPTH = 64
 DATASET_NAME_MAX = 100
-DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
+# A dataset name is one line of text, so a branch name such as "123/merge" or "équipe A"
+# works on every path: no control characters, no blank or "/" at either end, no empty
+# "//" or "."/".." segment, and, after a "/", no last segment that the paths under a
+# dataset use themselves ("a/cases" would read as the cases of "a").
+_RESERVED_SEGMENTS = "cases|export|import|gate-policy|from-traces|new|export\\.jsonl"
+DATASET_NAME_PATTERN = re.compile(
+    r"^(?![\s/])(?!.*[\s/]$)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))"
+    rf"(?!.*/(?:{_RESERVED_SEGMENTS})$)[^\x00-\x1f\x7f]+$"
+)
+DATASET_NAME_RULES = (
+    "must be one line of text without a blank or '/' at either end, an empty segment ('//', '.', '..'), or a "
+    "last segment after '/' named cases, export, import, gate-policy, from-traces or new"
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MESSAGE_CHARS = 300
 
@@ -89,7 +101,7 @@ DATASET_REQUEST_SCHEMA = {
             "type": "string",
             "pattern": DATASET_NAME_PATTERN.pattern,
             "maxLength": DATASET_NAME_MAX,
-            "description": "Unique in the project: letters, digits, '-' and '_'.",
+            "description": "Unique in the project; one line of text (a branch name such as 123/merge works).",
         },
         "description": {"type": ["string", "null"], "maxLength": DESCRIPTION_MAX},
     },
@@ -323,7 +335,7 @@ def case_fields_clean(data, *, allowed=CASE_FIELDS, required=("name",), detail="
 
 
 def dataset_fields_clean(data):
-    """The fields of a new dataset: a ``name`` (letters, digits, ``-`` and ``_``) and a description."""
+    """The fields of a new dataset: a ``name`` (``DATASET_NAME_PATTERN``) and a description."""
     if not isinstance(data, dict):
         raise Invalid("The body must be a JSON object.", errors=[{"field": None, "message": "must be a JSON object"}])
     errors = [
@@ -336,8 +348,10 @@ def dataset_fields_clean(data):
         errors.append({"field": "name", "message": "must be a string"})
     else:
         name = name.strip()
-        if not DATASET_NAME_PATTERN.match(name):
-            errors.append({"field": "name", "message": "must be letters, digits, '-' or '_' (no spaces), e.g. reservo"})
+        if not name:
+            errors.append({"field": "name", "message": "must not be empty"})
+        elif not DATASET_NAME_PATTERN.match(name):
+            errors.append({"field": "name", "message": DATASET_NAME_RULES})
         elif len(name) > DATASET_NAME_MAX:
             errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
     description, problems = _text(

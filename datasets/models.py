@@ -114,7 +114,8 @@ class Span(models.Model):
 
 class Dataset(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
-    name = models.SlugField(max_length=100)
+    # One line of text (a branch name such as 123/merge works): see case_validation.
+    name = models.CharField(max_length=100)
     description = models.TextField(blank=True, default="")
     archived = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

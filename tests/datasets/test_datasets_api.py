@@ -41,7 +41,7 @@ def test_two_projects_may_use_the_same_dataset_name(actors):
 
 
 def test_it_names_each_bad_dataset_field(actors):
-    response = actors.api().post("/v1/api/datasets", {"name": "has spaces", "descripton": "typo"}, format="json")
+    response = actors.api().post("/v1/api/datasets", {"name": "ends/cases", "descripton": "typo"}, format="json")
     assert response.status_code == 400
     errors = {e["field"]: e["message"] for e in response.json()["errors"]}
     assert set(errors) == {"name", "descripton"}

@@ -176,7 +176,7 @@ def test_capture_into_a_new_dataset_creates_it(actors, run):
 
 
 def test_a_bad_new_dataset_name_is_named_and_nothing_is_created(actors, run):
-    response = _capture(browser(actors.bob), dataset="", new_dataset="has spaces")
+    response = _capture(browser(actors.bob), dataset="", new_dataset="ends/cases")
     assert response.status_code == 400
     assert 'id="id_new_dataset-error"' in response.content.decode()
     assert not Dataset.objects.exists()

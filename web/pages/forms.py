@@ -221,7 +221,7 @@ class BulkCaptureForm(DatasetTargetMixin, forms.Form):
 
 
 class DatasetForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="Letters, digits, '-' and '_', e.g. reservo.")
+    name = forms.CharField(max_length=100, help_text="One line of text, e.g. reservo or feature/123.")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def dataset_data(self):

@@ -14,10 +14,11 @@ project_patterns = [
     # A trace_id may contain slashes (ci/main/42), hence <path:>.
     path("runs/<path:trace_id>/", runs.run_detail, name="run"),
     path("datasets/", datasets.datasets_page, name="datasets"),
-    path("datasets/<str:name>/", datasets.dataset_page, name="dataset"),
-    path("datasets/<str:name>/export.jsonl", datasets.dataset_export, name="dataset-export"),
-    path("datasets/<str:name>/import/", datasets.dataset_import, name="dataset-import"),
-    path("datasets/<str:name>/cases/new/", datasets.case_new, name="case-new"),
+    # A dataset name may hold "/": the pages under a dataset come before its own page.
+    path("datasets/<path:name>/export.jsonl", datasets.dataset_export, name="dataset-export"),
+    path("datasets/<path:name>/import/", datasets.dataset_import, name="dataset-import"),
+    path("datasets/<path:name>/cases/new/", datasets.case_new, name="case-new"),
+    path("datasets/<path:name>/", datasets.dataset_page, name="dataset"),
     path("cases/<int:case_id>/", datasets.case_page, name="case"),
     path("review/", datasets.review_page, name="review"),
     path("passes/", scoring.pass_list_page, name="passes"),
