@@ -65,7 +65,7 @@ def web_server(*, workers=2, threads=4, env=None):
         _wait_until(lambda: _answers(url + "/healthz"), process, log.name, what="web server")
         yield url
     finally:
-        _stop(process)
+        process_stop(process)
         log.close()
 
 
@@ -78,7 +78,7 @@ def celery_worker(*, queue=None, concurrency=1, env=None):
     try:
         yield queue, process
     finally:
-        _stop(process)
+        process_stop(process)
 
 
 def worker_start(*, queue, concurrency=1, log_path, env=None):
@@ -123,7 +123,7 @@ def _wait_until(predicate, process, log_name, *, what, timeout=60):
     raise AssertionError(f"{what} did not start within {timeout}s; see {log_name}")
 
 
-def _stop(process):
+def process_stop(process):
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
