@@ -34,6 +34,9 @@ OVERRIDES = {
     "book_long_answer": {"case": "book_focus_pro_3h_ana", "breaks": ["cost"]},
     "book_extra_turns": {"case": "book_boardroom_pro_1h_sofia", "breaks": ["latency"]},
     "cancel_unknown_booking": {"case": "book_and_cancel_studio_basic_1h_diego", "breaks": ["schema", "output"]},
+    # Books the right room for the wrong member: the seed's value check sees it in the
+    # result, the server's tool_calls check in the arguments (book_room.member).
+    "book_wrong_member": {"case": "book_focus_pro_3h_ana", "breaks": ["output"]},
 }
 
 
