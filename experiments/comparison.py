@@ -30,6 +30,7 @@ from checks.stats import mcnemar_p, wilson_interval
 from datasets.models import GoldenCase, Trace
 from experiments.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
+from scoring.labels import LABEL_PREFIX
 from scoring.models import Abstention, Score
 
 MIN_DECIDABLE_N = 20
@@ -82,7 +83,8 @@ def _score_stats(experiment_ids, scorers):
     )
     stats, several = {}, set()
     for r in per_scorer:
-        if r["n"] > r["runs"]:
+        # Labels by several reviewers on one run pool into one row; other scorers split by config.
+        if r["n"] > r["runs"] and not r["scorer"].startswith(LABEL_PREFIX):
             several.add((r["scorer"], r["scorer_version"]))
         stats[(r["scorer"], r["scorer_version"], None, r["experiment_id"])] = r
     if several:

@@ -34,6 +34,7 @@ from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
 from experiments.gate_worker import gate_claim, holder_name, lease_kept
 from experiments.models import GateCase, GateRun
 from experiments.policies import baseline_record, policy_for
+from scoring.calibration import advisory_reason, agreement
 from scoring.catalog import catalog_for, judge_sync_cap
 from scoring.outcomes import outcomes_ensure
 from scoring.passes import TRANSIENT_ERRORS
@@ -142,6 +143,7 @@ def _evaluate(gate_run):
     cases = active_cases(dataset)
     trials = trials_of_cases(experiment, [c["id"] for c in cases])
     scorers = {c["id"]: gating_scorers(c["expectations"], policy.scorers) for c in cases}
+    advisory = _advisory(gate_run.project, policy, scorers)
     outcomes, tools = outcomes_ensure(
         project=gate_run.project,
         scorers_by_run={run["id"]: scorers[case_id] for case_id, t in trials.items() for _, run in t.trials},
@@ -149,11 +151,11 @@ def _evaluate(gate_run):
     rows, decided = [], []
     for position, case in enumerate(cases):
         runs = trials.get(case["id"], CaseTrialRuns())
-        result, case_trials = _case_result(case, runs, scorers[case["id"]], outcomes, tools, policy)
+        result, case_trials = _case_result(case, runs, scorers[case["id"]], outcomes, tools, policy, advisory)
         rows.append(_row(gate_run, position, case, result, case_trials))
         if not case["quarantined"]:
             decided.append(case_trials)
-    gating = sorted({s for ids in scorers.values() for s in ids})
+    gating = sorted({s for ids in scorers.values() for s in ids} - set(advisory))
     comparison = (
         experiments_compare(base=baseline, candidate=experiment, scorers=gating, tolerance=policy.tolerance)
         if baseline
@@ -165,15 +167,43 @@ def _evaluate(gate_run):
         fail_on_regression=policy.fail_on_regression, max_flaky=policy.max_flaky, k=policy.trials,
     )  # fmt: skip
     answer = _answer(gate_run, verdict, policy, baseline, comparison, rows)
+    answer["advisory"] = sorted(advisory.values())
     return Evaluation(answer, rows, {str(c["id"]): c["version"] for c in cases}, verdict, policy)
 
 
-def _case_result(case, runs, scorer_ids, outcomes, tools, policy):
-    """``(the case's answer, its CaseTrials)``: each trial's checks decided, then the case over its trials."""
-    trial_checks = [[_check(s, outcomes.get((run["id"], s))) for s in scorer_ids] for _, run in runs.trials]
+def _case_result(case, runs, scorer_ids, outcomes, tools, policy, advisory):
+    """``(the case's answer, its CaseTrials)``: each trial's checks decided, then the case over its trials.
+
+    Checks of an advisory criterion are reported with the case but left out of its verdict.
+    """
+    gating = [s for s in scorer_ids if s not in advisory]
+    trial_checks = [[_check(s, outcomes.get((run["id"], s))) for s in gating] for _, run in runs.trials]
     trial_verdicts = [case_decide(checks) for checks in trial_checks]
     decided = trials_decide(trial_verdicts, required=policy.trials, pass_ratio=policy.trial_pass_ratio)
-    return case_answer(case, runs, trial_checks, trial_verdicts, decided, tools), decided
+    result = case_answer(case, runs, trial_checks, trial_verdicts, decided, tools)
+    shown = runs.trials[decided.shown][1] if decided.shown is not None else None
+    result["advisory_checks"] = [
+        _check(s, outcomes.get((shown["id"], s))).as_dict() for s in scorer_ids if s in advisory and shown
+    ]
+    return result, decided
+
+
+def _advisory(project, policy, scorers):
+    """``{criterion: reason}`` of the judge criteria that may not gate: with ``judge_min_kappa`` set,
+    those whose agreement with reviewers is below it or rests on fewer than ``judge_min_labels`` labels."""
+    if policy.judge_min_kappa is None:
+        return {}
+    criteria = catalog_for(project).judged(sorted({s for ids in scorers.values() for s in ids}))
+    found = {}
+    for criterion in criteria:
+        reason = advisory_reason(
+            agreement(project=project, criterion=criterion.id),
+            min_kappa=policy.judge_min_kappa,
+            min_labels=policy.judge_min_labels,
+        )
+        if reason:
+            found[criterion.id] = reason
+    return found
 
 
 def _row(gate_run, position, case, result, decided):

@@ -29,6 +29,10 @@ class GatePolicy(models.Model):
     trial_pass_ratio = models.FloatField(default=1.0)
     # Flaky cases (some trials passed, some failed) tolerated; None = no limit.
     max_flaky = models.PositiveIntegerField(null=True, blank=True)
+    # A judge criterion gates only once it agrees with reviewers: Cohen's kappa of at
+    # least this on at least judge_min_labels labelled runs (None: always gates).
+    judge_min_kappa = models.FloatField(null=True, blank=True)
+    judge_min_labels = models.PositiveIntegerField(default=30)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

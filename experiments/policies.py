@@ -10,10 +10,11 @@ from django.db import transaction
 from evalsite.errors import Conflict, Invalid
 from experiments.models import FloorChange, GatePolicy
 from scoring.catalog import catalog_for
+from scoring.labels import label_config_list
 
 POLICY_FIELDS = (
     "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "baseline",
+    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "baseline",
 )  # fmt: skip
 
 
@@ -23,7 +24,7 @@ def policy_for(dataset):
 
 
 def _scorers_check(project, scorer_ids):
-    available = catalog_for(project).scorers
+    available = {**catalog_for(project).scorers, **{c.scorer_id: c for c in label_config_list(project=project)}}
     unknown = [s for s in scorer_ids if s not in available]
     if unknown:
         raise Invalid(

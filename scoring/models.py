@@ -342,3 +342,98 @@ class JudgeConfig(models.Model):
     @property
     def has_api_key(self):
         return bool(self.api_key)
+
+
+class LabelKind(models.TextChoices):
+    BOOLEAN = "boolean"
+    CATEGORICAL = "categorical"
+    NUMERIC = "numeric"
+
+
+class LabelConfig(models.Model):
+    """What reviewers (and apps) may label a run with: a name, a kind, and what a passing label is.
+
+    A label is a ``Score`` with source ``human`` and scorer ``label:<name>``. Boolean:
+    true passes. Categorical: one of ``options``; those in ``passing`` pass. Numeric:
+    ``minimum``..``maximum``; at least ``pass_threshold`` passes. Archived, never deleted:
+    the labels already given keep their meaning. Every judge criterion has one of the
+    same name (``criterion``), which its calibration reads.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_configs")
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True, default="")
+    kind = models.CharField(max_length=12, choices=LabelKind.choices, default=LabelKind.BOOLEAN)
+    options = models.JSONField(default=list, blank=True)
+    passing = models.JSONField(default=list, blank=True)
+    minimum = models.FloatField(null=True, blank=True)
+    maximum = models.FloatField(null=True, blank=True)
+    pass_threshold = models.FloatField(null=True, blank=True)
+    # Created with a judge criterion of the same name: its reviewers' labels calibrate the judge.
+    criterion = models.BooleanField(default=False)
+    archived = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="labelconfig_unique_project_name")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def scorer_id(self):
+        return f"label:{self.name}"
+
+
+class QueueFilter(models.Model):
+    """A saved view of the annotation queue: which runs (or cases) reviewers go through, one at a time."""
+
+    class Kind(models.TextChoices):
+        RUNS = "runs"
+        CASES_NEEDING_ANSWER = "cases_needing_answer"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queue_filters")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=24, choices=Kind.choices, default=Kind.RUNS)
+    dataset = models.ForeignKey("datasets.Dataset", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    experiment = models.ForeignKey(
+        "datasets.Experiment", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    failed_scorer = models.CharField(max_length=100, blank=True, default="")
+    abstained_scorer = models.CharField(max_length=100, blank=True, default="")
+    # Runs without a label of this config (by anyone).
+    unlabeled = models.ForeignKey(LabelConfig, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    # Runs where this judge criterion and reviewers' labels disagree.
+    disagreement = models.CharField(max_length=100, blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="queuefilter_unique_project_name")]
+
+    def __str__(self):
+        return self.name
+
+
+class QueueItem(models.Model):
+    """A reviewer's hold on, or verdict about, one item of a queue.
+
+    Claimed with a lease so two reviewers are not shown the same item at once; ``done``
+    once labelled, captured, edited or skipped in this queue (progress counts these).
+    ``item`` is the run's trace pk, or the case's pk for a cases queue.
+    """
+
+    queue = models.ForeignKey(QueueFilter, on_delete=models.CASCADE, related_name="items")
+    item = models.BigIntegerField()
+    claimed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    done = models.BooleanField(default=False)
+    outcome = models.CharField(max_length=20, blank=True, default="")  # labelled | skipped | captured | edited
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["queue", "item"], name="queueitem_unique_queue_item")]
+        indexes = [models.Index(fields=["queue", "done"], name="queueitem_queue_done")]

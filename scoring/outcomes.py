@@ -20,8 +20,9 @@ from scoring.catalog import catalog_for
 from scoring.engine import ScoringPlan, outcomes_compute
 from scoring.freshness import scores_fresh
 from scoring.judge.criteria import outcomes_judge
+from scoring.labels import label_config_name
 from scoring.loading import runs_load
-from scoring.models import Score
+from scoring.models import Score, ScoreSource
 from scoring.writer import outcomes_write
 
 
@@ -34,12 +35,12 @@ def outcomes_ensure(*, project, scorers_by_run):
     """
     runs = {run.pk: run for run in runs_load(sorted(scorers_by_run))}
     available = catalog_for(project).scorers
-    outcomes, groups = {}, {}
+    outcomes, groups = _label_outcomes(scorers_by_run), {}
     for trace_pk, scorer_ids in scorers_by_run.items():
         run = runs.get(trace_pk)
         if run is None:
             continue
-        wanted = tuple(dict.fromkeys(scorer_ids))
+        wanted = tuple(s for s in dict.fromkeys(scorer_ids) if label_config_name(s) is None)
         for scorer_id in wanted:
             if scorer_id not in available:
                 outcomes[(trace_pk, scorer_id)] = _abstained("unknown_scorer", {"message": f"no scorer {scorer_id!r}"})
@@ -66,6 +67,43 @@ def outcomes_ensure(*, project, scorers_by_run):
         outcomes[(trace_pk, scorer_id)] = outcome
     tools = {pk: run.view.tool_names() for pk, run in runs.items()}
     return outcomes, tools
+
+
+def _label_outcomes(scorers_by_run):
+    """Reviewers' labels named as checks (``label:<name>``): failed when any current label
+    fails, passed when all pass, abstained ``no_label`` when the run has none."""
+    wanted = {(pk, s) for pk, ids in scorers_by_run.items() for s in ids if label_config_name(s) is not None}
+    if not wanted:
+        return {}
+    labels = {}
+    rows = scores_fresh(
+        Score.objects.filter(
+            source=ScoreSource.HUMAN, trace_id__in={pk for pk, _ in wanted}, scorer__in={s for _, s in wanted}
+        )
+    ).values_list("trace_id", "scorer", "passed", "reason", "detail")
+    for trace_pk, scorer_id, passed, comment, detail in rows:
+        labels.setdefault((trace_pk, scorer_id), []).append((passed, comment, detail))
+    outcomes = {}
+    for key in wanted:
+        given = labels.get(key)
+        if not given:
+            outcomes[key] = _abstained("no_label", {"message": f"no reviewer labelled this run with {key[1]}"})
+            continue
+        failing = [f"{d.get('author')}: {d.get('label')!r}" + (f" ({c})" if c else "") for p, c, d in given if not p]
+        authors = [d.get("author") for _, _, d in given]
+        if failing:
+            outcomes[key] = {
+                "status": "failed",
+                "reason": "labelled " + "; ".join(failing),
+                "detail": {"authors": authors},
+            }
+        else:
+            outcomes[key] = {
+                "status": "passed",
+                "reason": f"labelled passing by {', '.join(authors)}",
+                "detail": {"authors": authors},
+            }
+    return outcomes
 
 
 def _write(project, computed, outcomes):

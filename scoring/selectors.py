@@ -11,7 +11,8 @@ from django.db.models import Count, Exists, OuterRef
 from datasets.run_selectors import trace_list
 from evalsite.errors import NotFound
 from scoring.freshness import score_is_stale
-from scoring.models import Abstention, Score, ScoringChunk, ScoringPass
+from scoring.labels import label_scorer_id
+from scoring.models import Abstention, Score, ScoreSource, ScoringChunk, ScoringPass
 
 # Skips listed per page of a pass (the rest through ``skips_after``).
 PASS_SKIPS_PAGE = 100
@@ -28,22 +29,39 @@ def _abstentions(scorer=None):
     return abstentions.filter(scorer=scorer) if scorer and scorer != ANY_SCORER else abstentions
 
 
-def runs_filter_by_scores(traces, *, scorer_failed=None, scorer_abstained=None):
+def runs_filter_by_scores(traces, *, scorer_failed=None, scorer_abstained=None, label=None):
     """``traces`` narrowed to runs with a failed score / an abstention of that scorer id
-    (or of any scorer with ``"any"``): EXISTS subqueries on the scores' and abstentions'
-    run index, so a list stays one query."""
+    (or of any scorer with ``"any"``), and to runs with a label ``name:value`` (``name:any``
+    for any value; ``true``/``false`` read as a passing or failing label): EXISTS
+    subqueries on the scores' and abstentions' run index, so a list stays one query."""
     if scorer_failed:
         traces = traces.filter(Exists(_failed_scores(scorer_failed)))
     if scorer_abstained:
         traces = traces.filter(Exists(_abstentions(scorer_abstained)))
+    if label:
+        traces = traces.filter(Exists(_labels(label)))
     return traces
 
 
-def runs_list(*, project, scorer_failed=None, scorer_abstained=None, **filters):
+def _labels(spec):
+    name, _, value = spec.partition(":")
+    labels = Score.objects.filter(trace=OuterRef("pk"), source=ScoreSource.HUMAN, scorer=label_scorer_id(name))
+    if value in ("", ANY_SCORER):
+        return labels
+    if value in ("true", "false"):
+        return labels.filter(passed=value == "true")
+    try:
+        return labels.filter(detail__label=float(value))
+    except ValueError:
+        return labels.filter(detail__label=value)
+
+
+def runs_list(*, project, scorer_failed=None, scorer_abstained=None, label=None, **filters):
     """The project's runs matching ``datasets.run_selectors.trace_list``'s ``filters`` and the score filters."""
     return runs_filter_by_scores(
-        trace_list(project=project, **filters), scorer_failed=scorer_failed, scorer_abstained=scorer_abstained
-    )
+        trace_list(project=project, **filters), scorer_failed=scorer_failed, scorer_abstained=scorer_abstained,
+        label=label,
+    )  # fmt: skip
 
 
 def runs_annotate_scores(traces):

@@ -19,6 +19,7 @@ from checks.judge.spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
 from checks.judge.validation import judge_config_errors
 from evalsite.errors import Invalid
 from evalsite.models import Project
+from scoring.labels import label_configs_for_criteria
 from scoring.models import JudgeConfig
 
 logger = logging.getLogger("evalsite.audit")
@@ -75,6 +76,8 @@ def judge_configure(
             setattr(current, name, value)
         current.updated_by = actor if getattr(actor, "is_authenticated", False) else None
         current.save()
+        # Reviewers calibrate each criterion with labels of the same name.
+        label_configs_for_criteria(project=project, criteria=current.criteria)
     logger.info(
         "judge of project %s %s by %s: %s",
         project.slug,

@@ -15,7 +15,6 @@ from rest_framework.views import APIView
 
 from checks.expectations import EXPECTATIONS_SCHEMA
 from checks.scorers import answer_is_checked
-from datasets.capture import CAPTURE_REQUEST_SCHEMA, cases_capture
 from datasets.case_selectors import (
     ALL_STATUSES,
     case_get,
@@ -28,6 +27,7 @@ from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
+from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
@@ -100,6 +100,15 @@ CaptureOut = inline_serializer(
     {
         "created": serializers.IntegerField(help_text="Cases created by this request."),
         "existing": serializers.IntegerField(help_text="Runs the dataset already held (returned unchanged)."),
+        "skipped": inline_serializer(
+            "CaptureSkipped",
+            {
+                "trace_id": serializers.CharField(),
+                "failed_checks": serializers.ListField(child=serializers.CharField()),
+            },
+            many=True,
+            help_text="Runs left out: their answer was asked for as the reference, and they failed a check.",
+        ),
         "cases": inline_serializer(
             "CapturedCase",
             {
@@ -196,9 +205,11 @@ class CaseCapture(APIView):
             "**false** by default: the case has no expected answer (`needs_expected_output: true`) until a reviewer "
             "writes one or the request gives `expected_output`. A run the dataset already holds is returned "
             "unchanged with status `existing` (no twin). A run that is not in the project is a 400 naming "
-            "`trace_ids[i]`; nothing is written. 201 when a case was created, else 200."
+            "`trace_ids[i]`; nothing is written. 201 when a case was created, else 200. With "
+            "`use_output_as_expected`, a run that failed a check is refused (409 naming its failed checks) unless "
+            "`accept_failed_output: true`; among several runs, the failing ones are skipped and listed in `skipped`."
         ),
-        request={"application/json": CAPTURE_REQUEST_SCHEMA},
+        request={"application/json": GUARDED_CAPTURE_SCHEMA},
         responses={
             201: OpenApiResponse(CaptureOut, description="At least one case was created."),
             200: OpenApiResponse(CaptureOut, description="Every run was already captured."),
@@ -207,11 +218,12 @@ class CaseCapture(APIView):
     )
     def post(self, request, name):
         dataset = dataset_get(project=request_project(request), name=name)
-        captured = cases_capture(dataset=dataset, data=request.data, by=request.auth)
+        captured, skipped = cases_capture_guarded(dataset=dataset, data=request.data, by=request.auth)
         created = sum(c.created for c in captured)
         body = {
             "created": created,
             "existing": len(captured) - created,
+            "skipped": skipped,
             "cases": [
                 {"trace_id": c.trace_id, "status": "created" if c.created else "existing", "case": CaseOut(c.case).data}
                 for c in captured

@@ -67,6 +67,15 @@ class GatePolicyIO(serializers.Serializer):
         min_value=0, max_value=1_000_000, required=False, allow_null=True,
         help_text="Flaky cases tolerated before the gate fails (default null: no limit).",
     )  # fmt: skip
+    judge_min_kappa = serializers.FloatField(
+        min_value=-1, max_value=1, required=False, allow_null=True,
+        help_text="A judge criterion gates only with at least this Cohen's kappa against reviewers' labels "
+        "(default null: always gates); below it, its checks are advisory.",
+    )  # fmt: skip
+    judge_min_labels = serializers.IntegerField(
+        min_value=1, max_value=1_000_000, required=False,
+        help_text="Labelled runs a criterion's kappa must rest on before it gates (default 30).",
+    )  # fmt: skip
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
     )
@@ -85,6 +94,8 @@ def _policy_out(policy):
         "trials": policy.trials,
         "trial_pass_ratio": policy.trial_pass_ratio,
         "max_flaky": policy.max_flaky,
+        "judge_min_kappa": policy.judge_min_kappa,
+        "judge_min_labels": policy.judge_min_labels,
         "baseline": policy.baseline.name if policy.baseline else None,
         "floor_history": [
             {

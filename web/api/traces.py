@@ -100,6 +100,10 @@ class TraceFilters(serializers.Serializer):
     scorer_abstained = serializers.CharField(
         required=False, max_length=100, help_text="Runs where this scorer id (or 'any') abstained."
     )
+    label = serializers.CharField(
+        required=False, max_length=300,
+        help_text="Runs with a label `name:value` (`helpful:false`, `tone:rude`, `quality:4`, `helpful:any`).",
+    )  # fmt: skip
 
     def get_fields(self):
         # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
@@ -168,6 +172,7 @@ class TraceCollection(APIView):
             text=f.get("text"),
             scorer_failed=f.get("scorer_failed"),
             scorer_abstained=f.get("scorer_abstained"),
+            label=f.get("label"),
         )
         paginator = TracePagination()
         page = paginator.paginate_queryset(traces, request, view=self)

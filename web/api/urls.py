@@ -3,13 +3,15 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from web.api import cases, datasets, experiments, gate, scoring, traces
+from web.api import cases, datasets, experiments, gate, labels, scoring, traces
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("traces", traces.TraceCollection.as_view(), name="api-traces"),
+    # Before traces/<path:trace_id>: a trace id may hold "/".
+    path("traces/<path:trace_id>/labels", labels.TraceLabels.as_view(), name="api-trace-labels"),
     path("traces/<path:trace_id>", traces.TraceDetail.as_view(), name="api-trace"),
     path("datasets", datasets.DatasetCollection.as_view(), name="api-datasets"),
     # Dataset and experiment names may hold "/" (a branch such as 123/merge): the paths
@@ -23,6 +25,9 @@ urlpatterns = [
     path("cases/<int:case_id>", cases.CaseDetail.as_view(), name="api-case"),
     path("cases/<int:case_id>/history", cases.CaseHistory.as_view(), name="api-case-history"),
     path("schemas/expectations", datasets.ExpectationsSchema.as_view(), name="api-schema-expectations"),
+    path("label-configs", labels.LabelConfigCollection.as_view(), name="api-label-configs"),
+    path("label-configs/<str:name>", labels.LabelConfigDetail.as_view(), name="api-label-config"),
+    path("judge/criteria/<str:name>/agreement", labels.CriterionAgreement.as_view(), name="api-criterion-agreement"),
     path("scorers", scoring.ScorerList.as_view(), name="api-scorers"),
     path("score", scoring.ScoreNow.as_view(), name="api-score"),
     path("passes", scoring.PassCollection.as_view(), name="api-passes"),

@@ -165,6 +165,11 @@ class CaptureForm(DatasetTargetMixin, ValueWithFormat, forms.Form):
         label="Use the run's answer as the expected answer",
         help_text="Only for runs that went right. A failed run's answer must not become the reference.",
     )
+    accept_failed_output = forms.BooleanField(
+        required=False,
+        label="Take the answer even if the run failed a check",
+        help_text="A failed run's answer would make its own failure the reference: tick only if it is right.",
+    )
     expected_output = forms.CharField(
         required=False,
         strip=False,
@@ -189,7 +194,11 @@ class CaptureForm(DatasetTargetMixin, ValueWithFormat, forms.Form):
     def capture_data(self, trace_id):
         """The ``cases_capture`` request for this run."""
         d = self.cleaned_data
-        data = {"trace_ids": [trace_id], "use_output_as_expected": d["use_output_as_expected"]}
+        data = {
+            "trace_ids": [trace_id],
+            "use_output_as_expected": d["use_output_as_expected"],
+            "accept_failed_output": d["accept_failed_output"],
+        }
         if d["expected_output"] is not None:
             data["expected_output"] = d["expected_output"]
         if d["expectations"]:
@@ -208,7 +217,12 @@ class BulkCaptureForm(DatasetTargetMixin, forms.Form):
     dataset = forms.ChoiceField(required=False)
     new_dataset = forms.CharField(required=False, max_length=100, label="or a new dataset")
     use_output_as_expected = forms.BooleanField(
-        required=False, label="Use each run's answer as the expected answer (only for runs that went right)"
+        required=False, label="Use each run's answer as the expected answer (runs that failed a check are skipped)"
+    )
+    accept_failed_output = forms.BooleanField(
+        required=False,
+        label="Take the answer even if the run failed a check",
+        help_text="A failed run's answer would make its own failure the reference: tick only if it is right.",
     )
 
     def __init__(self, *args, datasets=(), **kwargs):
@@ -217,7 +231,11 @@ class BulkCaptureForm(DatasetTargetMixin, forms.Form):
 
     def capture_data(self):
         d = self.cleaned_data
-        return {"trace_ids": list(d["trace_ids"]), "use_output_as_expected": d["use_output_as_expected"]}
+        return {
+            "trace_ids": list(d["trace_ids"]),
+            "use_output_as_expected": d["use_output_as_expected"],
+            "accept_failed_output": d["accept_failed_output"],
+        }
 
 
 class DatasetForm(forms.Form):

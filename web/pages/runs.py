@@ -9,11 +9,11 @@ from django.db import transaction
 from django.shortcuts import redirect
 
 from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
-from datasets.capture import cases_capture
 from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
 from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
+from scoring.references import cases_capture_guarded
 from scoring.selectors import run_scores, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
@@ -24,7 +24,8 @@ RUNS_PER_PAGE = 50
 def capture_into(*, project, form, data, by):
     """Capture into the dataset the form names, creating it first when it is new (atomically).
 
-    Returns ``(dataset, captured)``, or ``None`` after putting the errors on the form.
+    Returns ``(dataset, captured, skipped)``, or ``None`` after putting the errors on the form
+    (a run that failed a check is kept from becoming its own reference: ``scoring.references``).
     """
     new_name = form.cleaned_data.get("new_dataset")
     try:
@@ -38,13 +39,13 @@ def capture_into(*, project, form, data, by):
                     raise
             else:
                 dataset = dataset_get(project=project, name=form.cleaned_data["dataset"])
-            return dataset, cases_capture(dataset=dataset, data=data, by=by)
+            return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by))
     except DomainError as exc:
         errors_show(form, exc)
         return None
 
 
-def _captured_message(request, dataset, captured):
+def _captured_message(request, dataset, captured, skipped):
     created = sum(c.created for c in captured)
     existing = len(captured) - created
     text = f"Captured {created} run{'s' if created != 1 else ''} into {dataset.name}."
@@ -52,6 +53,11 @@ def _captured_message(request, dataset, captured):
         text += f" {existing} {'was' if existing == 1 else 'were'} already there (no twin created)."
     if created and not any(c.case.expected_output is not None for c in captured if c.created):
         text += " The new cases need an expected answer: see the review queue."
+    if skipped:
+        text += " Skipped, as they failed a check: " + "; ".join(
+            f"{s['trace_id']} ({', '.join(s['failed_checks'])})" for s in skipped
+        )
+        text += ". Tick 'take the answer even if the run failed a check' to capture them as they are."
     messages.success(request, text)
 
 

@@ -1,0 +1,84 @@
+"""Capturing runs as cases without turning a wrong answer into the reference.
+
+Taking a run's own answer as a case's expected answer (``use_output_as_expected``) is
+refused for a run that failed a check: its answer is the failure the case is meant to
+catch. One such run is a ``Conflict`` (409) naming its failed checks, unless the
+request says ``accept_failed_output: true``. Several runs at once: the failing ones are
+skipped (the answer says which, and why) and the others captured. The rest of the rules
+are the capture's own (``datasets.capture``).
+"""
+
+from datasets.capture import CAPTURE_REQUEST_SCHEMA, cases_capture
+from evalsite.errors import Conflict, Invalid
+from scoring.freshness import scores_fresh
+from scoring.models import Score, ScoreSource
+
+ACCEPT_FIELD = "accept_failed_output"
+GUARDED_CAPTURE_SCHEMA = {
+    **CAPTURE_REQUEST_SCHEMA,
+    "properties": {
+        **CAPTURE_REQUEST_SCHEMA["properties"],
+        ACCEPT_FIELD: {
+            "type": "boolean",
+            "default": False,
+            "description": "With use_output_as_expected: take the answer of a run that failed a check anyway.",
+        },
+    },
+}
+
+
+def runs_failed_checks(*, project, trace_ids):
+    """``{trace_id: [failed scorer ids]}`` of the runs among ``trace_ids`` with a failed, fresh score."""
+    failed = {}
+    rows = (
+        scores_fresh(
+            Score.objects.filter(
+                project=project,
+                trace__trace_id__in=list(trace_ids),
+                passed=False,
+                source__in=[ScoreSource.BUILTIN, ScoreSource.JUDGE],
+            )
+        )
+        .values_list("trace__trace_id", "scorer")
+        .order_by("trace__trace_id", "scorer")
+    )
+    for trace_id, scorer in rows:
+        failed.setdefault(trace_id, [])
+        if scorer not in failed[trace_id]:
+            failed[trace_id].append(scorer)
+    return failed
+
+
+def cases_capture_guarded(*, dataset, data, by):
+    """``(captured, skipped)``: ``datasets.capture.cases_capture`` with failing runs kept from becoming references.
+
+    ``skipped`` is ``[{"trace_id", "failed_checks"}]`` of the runs left out.
+    """
+    if not isinstance(data, dict):
+        return cases_capture(dataset=dataset, data=data, by=by), []
+    data = dict(data)
+    accept = data.pop(ACCEPT_FIELD, False)
+    if not isinstance(accept, bool):
+        raise Invalid(
+            "accept_failed_output must be true or false.",
+            errors=[{"field": ACCEPT_FIELD, "message": "must be true or false"}],
+        )
+    trace_ids = data.get("trace_ids")
+    if accept or data.get("use_output_as_expected") is not True or not isinstance(trace_ids, list):
+        return cases_capture(dataset=dataset, data=data, by=by), []
+    failed = runs_failed_checks(project=dataset.project, trace_ids=[t for t in trace_ids if isinstance(t, str)])
+    if not failed:
+        return cases_capture(dataset=dataset, data=data, by=by), []
+    if len(set(trace_ids)) == 1 or all(t in failed for t in trace_ids):
+        raise Conflict(
+            "A run that failed a check would become the reference of its own failure. Give its expected answer, "
+            "or send accept_failed_output: true to take its answer anyway.",
+            errors=[
+                {"field": f"trace_ids[{i}]", "message": f"failed {', '.join(failed[t])}"}
+                for i, t in enumerate(trace_ids)
+                if t in failed
+            ],
+        )
+    skipped = [{"trace_id": t, "failed_checks": failed[t]} for t in dict.fromkeys(trace_ids) if t in failed]
+    data["trace_ids"] = [t for t in trace_ids if t not in failed]
+    return cases_capture(dataset=dataset, data=data, by=by), skipped
