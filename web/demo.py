@@ -7,7 +7,7 @@ dataset ``reservo`` from ``examples/reservo/golden_cases.jsonl``; experiment ``v
 it. The dashboard, the gate run pages and the compare page then show real evidence.
 """
 
-from client.evalgate import Tracer
+from evalgate import Tracer
 from datasets.case_selectors import case_list
 from datasets.cases import dataset_create
 from datasets.ingestion import traces_ingest

@@ -7,7 +7,7 @@ are compared byte for byte because CI logs and scripts read them.
 import copy
 import xml.etree.ElementTree as ET
 
-from client import evalgate
+import evalgate
 
 SEED_NAMES = [
     "quote_focus_pro_3h",
