@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 NAME_WIDTH = 38  # the seed's column: f"  {name:38} {status}"
+# Checks of the target tool's result: they abstain when the wrong tool was called, which
+# tool_choice already says.
+_TARGET_CHECKS = ("tool_output_schema", "tool_output")
 
 
 def case_passed(case: dict) -> bool:
@@ -58,7 +61,7 @@ def case_evidence(case: dict) -> list[str]:
         scorer = str(check.get("scorer") or "check")
         if status not in ("failed", "abstained") or scorer in shown:
             continue
-        if wrong_tool and status == "abstained" and scorer in ("tool_output_schema", "tool_output"):
+        if wrong_tool and status == "abstained" and scorer in _TARGET_CHECKS:
             continue
         parts.append(f"{scorer}={check.get('reason') or status}")
     if not parts:
@@ -130,11 +133,63 @@ def format_verdict(gate: dict) -> str:
     if gate.get("unmeasured_cases"):
         lines.append(f"unmeasured cases: {gate['unmeasured_cases']} (allowed: {gate.get('max_abstained', 0)})")
     if gate.get("gate_run_id") is not None:
-        lines.append(f"gate run: {gate['gate_run_id']}")
+        lines.append(f"gate run: {gate['gate_run_id']}" + (f"  {gate['url']}" if gate.get("url") else ""))
     failed = [case for case in cases if not case_passed(case)]
     if failed:
         lines += ["", "Failures:"]
         for case in failed:
             lines.append(f"  {case.get('name', '?')}" + ("" if case_measured(case) else " (not measured)"))
             lines += [f"    {reason}" for reason in case.get("reasons") or ["(the server gave no reason)"]]
+            if case.get("run_url"):
+                lines.append(f"    run: {case['run_url']}")
     return "\n".join(lines)
+
+
+def _names(items) -> str:
+    return ", ".join(str(item) for item in items) or "none"
+
+
+def case_findings(case: dict) -> list[str]:
+    """What failed in a case, in words for people (Markdown, JUnit bodies): no Python reprs.
+
+    The same order and the same checks as ``case_evidence``: ``tools called: book_room``,
+    ``schema: <error>; <error>``, ``output: <mismatch>``, ``cost 0.55 cents is over the
+    threshold``, ``latency 1850 ms is over the threshold``, then ``<scorer>: <reason>`` for
+    every other failed or unmeasured check, or the case's reasons when nothing else says why.
+    """
+    if case_has_no_run(case):
+        return [str(r) for r in case.get("reasons") or ["no run recorded for this case"]]
+    findings, shown = [], set()
+    if case.get("tool_choice_ok") is False:
+        findings.append(f"tools called: {_names(case.get('actual_tools') or [])}")
+        shown.add("tool_choice")
+    if case.get("schema_errors"):
+        findings.append("schema: " + "; ".join(str(e) for e in case["schema_errors"]))
+        shown.add("tool_output_schema")
+    if case.get("output_errors"):
+        findings.append("output: " + "; ".join(str(e) for e in case["output_errors"]))
+        shown.add("tool_output")
+    if case.get("cost_ok") is False:
+        findings.append(f"cost {number_text(case.get('cost_cents'))} cents is over the threshold")
+        shown.add("cost_budget")
+    if case.get("latency_ok") is False:
+        findings.append(f"latency {number_text(case.get('latency_ms'))} ms is over the threshold")
+        shown.add("latency_budget")
+    wrong_tool = case.get("tool_choice_ok") is False
+    for check in case.get("checks") or []:
+        if not isinstance(check, dict) or check.get("status") not in ("failed", "abstained"):
+            continue
+        scorer = str(check.get("scorer") or "check")
+        if scorer in shown or (wrong_tool and check["status"] == "abstained" and scorer in _TARGET_CHECKS):
+            continue
+        verb = "" if check["status"] == "failed" else "not measured, "
+        findings.append(f"{scorer}: {verb}{check.get('reason') or check['status']}")
+    return findings or [str(r) for r in case.get("reasons") or ["the server gave no reason"]]
+
+
+def number_text(value) -> str:
+    """A figure for people: at most 4 decimals, no float noise (-0.2, not -0.19999999999999996)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "n/a" if value is None else str(value)
+    rounded = round(float(value), 4)
+    return str(int(rounded)) if rounded == int(rounded) and abs(rounded) < 1e15 else str(rounded)

@@ -7,10 +7,13 @@ from typing import Any
 
 from .errors import EvalgateError
 from .files import parent_ensure
-from .lines import case_evidence, case_measured, case_passed, figures_line, gate_counts
+from .lines import case_findings, case_measured, case_passed, figures_line, gate_counts
 
-MARKDOWN_MAX_ROWS = 500  # a step summary is capped at 1 MiB; JUnit and the log keep every case
-MARKDOWN_MAX_FAILURES = 100
+# A step summary is capped at 1 MiB, and a person reads the first screen: list the
+# failures (up to this many) and count the rest. JUnit and the log keep every case.
+MARKDOWN_MAX_FAILURES = 50
+# Below this many cases, the passing ones are listed too.
+MARKDOWN_LIST_PASSES_UP_TO = 20
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#])")
@@ -30,14 +33,51 @@ def _md_code(value: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _md_link(text: str, url: Any) -> str:
+    """``[text](url)`` when there is a URL; a URL is percent-encoded by the server, so only ``()`` and spaces need care."""
+    if not url:
+        return text
+    target = str(url).replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{text}]({target})"
+
+
+def _case_row(case: dict) -> str:
+    name = _md_link(_md_code(case.get("name", "?")), case.get("run_url"))
+    if case_passed(case):
+        return f"| {name} | PASS | |"
+    result = "FAIL" if case_measured(case) else "FAIL (not measured)"
+    findings = "<br>".join(_md_text(item) for item in case_findings(case))
+    return f"| {name} | {result} | {findings} |"
+
+
+def _case_table(cases: list) -> list:
+    failed = [c for c in cases if not case_passed(c)]
+    shown = failed[:MARKDOWN_MAX_FAILURES]
+    if len(cases) <= MARKDOWN_LIST_PASSES_UP_TO:
+        shown += [c for c in cases if case_passed(c)]
+    lines = []
+    if shown:
+        lines += ["| case | result | what failed |", "|---|---|---|"] + [_case_row(c) for c in shown]
+    rest = []
+    if len(failed) > MARKDOWN_MAX_FAILURES:
+        rest.append(f"{len(failed) - MARKDOWN_MAX_FAILURES} more failed cases")
+    passing = len(cases) - len(failed)
+    if passing and len(cases) > MARKDOWN_LIST_PASSES_UP_TO:
+        rest.append(f"{passing} passing cases")
+    if rest:
+        lines += ["", " and ".join(rest) + " are not listed here: the log and the JUnit report list every case."]
+    return lines
+
+
 def format_markdown(gate: dict) -> str:
-    """A Markdown report for ``$GITHUB_STEP_SUMMARY``: verdict, figures, cases (failures first), reasons."""
+    """A Markdown report for ``$GITHUB_STEP_SUMMARY``: verdict, figures, failed cases linked to their runs."""
     cases = gate.get("cases") or []
     passed, total = gate_counts(gate)
     verdict = gate.get("verdict")
     icon = "\u2705" if verdict == "PASS" else "\u274c"
+    title = _md_link(f"evalsite gate: {verdict} ({passed}/{total})", gate.get("url"))
     lines = [
-        f"## {icon} evalsite gate: {verdict} ({passed}/{total})",
+        f"## {icon} {title}",
         "",
         f"Dataset {_md_code(gate.get('dataset', ''))}, experiment {_md_code(gate.get('experiment', ''))}.",
         "",
@@ -47,28 +87,10 @@ def format_markdown(gate: dict) -> str:
     blocked = gate.get("blocked_by") or []
     if blocked:
         lines += [f"- blocked by: {_md_text(item)}" for item in blocked] + [""]
-    ordered = [c for c in cases if not case_passed(c)] + [c for c in cases if case_passed(c)]
-    lines += ["| case | result | evidence |", "|---|---|---|"]
-    for case in ordered[:MARKDOWN_MAX_ROWS]:
-        if case_passed(case):
-            result, evidence = "PASS", ""
-        else:
-            result = "FAIL" if case_measured(case) else "FAIL (not measured)"
-            evidence = _md_code(" ".join(case_evidence(case)))
-        lines.append(f"| {_md_code(case.get('name', '?'))} | {result} | {evidence} |")
-    if len(ordered) > MARKDOWN_MAX_ROWS:
-        lines.append(
-            f"\n{len(ordered) - MARKDOWN_MAX_ROWS} more cases are not shown; the log and JUnit report list all."
-        )
-    failed = [c for c in cases if not case_passed(c)]
-    if failed:
-        lines += ["", "### Failures", ""]
-        for case in failed[:MARKDOWN_MAX_FAILURES]:
-            lines.append(f"- **{_md_text(case.get('name', '?'))}**")
-            lines += [f"  - {_md_text(reason)}" for reason in case.get("reasons") or ["(the server gave no reason)"]]
-        if len(failed) > MARKDOWN_MAX_FAILURES:
-            lines.append(f"\n{len(failed) - MARKDOWN_MAX_FAILURES} more failed cases are listed in the log.")
-    if gate.get("gate_run_id") is not None:
+    lines += _case_table(cases)
+    if gate.get("url"):
+        lines += ["", f"{_md_link('The gate run', gate['url'])} has every case, check and run."]
+    elif gate.get("gate_run_id") is not None:
         lines += ["", f"Gate run {_md_text(gate['gate_run_id'])}."]
     return "\n".join(lines) + "\n\n"
 
