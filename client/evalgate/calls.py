@@ -184,3 +184,22 @@ def _verdict_checked(answer: dict) -> dict:
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise EvalgateError("the gate answer has no list of cases")
     return answer
+
+
+def trials_check(client: Client, dataset: str, trials: int) -> None:
+    """Stop (EvalgateError) unless the dataset's gate policy asks for ``trials`` runs of each case.
+
+    The workflow decides how many times it runs each case; the policy decides how many
+    the gate needs. When they differ the verdict would not mean what the workflow
+    thinks, so the gate is not asked. A server whose policy has no ``trials`` needs one.
+    """
+    _, policy = client.request("GET", client.url(f"datasets/{urlparse.quote(dataset, safe='')}/gate-policy"))
+    needed = policy.get("trials", 1) if isinstance(policy, dict) else None
+    if needed == trials:
+        return
+    if not isinstance(policy, dict) or "trials" not in policy:
+        raise EvalgateError(f"--trials {trials}: this server's gate policy has no trials (it reads one run per case)")
+    raise EvalgateError(
+        f"--trials {trials}: the gate policy of dataset {dataset} needs {needed} trials per case; "
+        f'run that many, or change the policy (PUT /v1/api/datasets/{dataset}/gate-policy {{"trials": {trials}}})'
+    )

@@ -8,7 +8,16 @@ import os
 import sys
 import traceback
 
-from .calls import DEFAULT_POLL_INTERVAL, MAX_BATCH, cases_import, fetch_cases, read_runs, request_gate, upload_runs
+from .calls import (
+    DEFAULT_POLL_INTERVAL,
+    MAX_BATCH,
+    cases_import,
+    fetch_cases,
+    read_runs,
+    request_gate,
+    trials_check,
+    upload_runs,
+)
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, EvalgateError
 from .files import jsonl_write, parent_ensure
 from .http import DEFAULT_MAX_WAIT, DEFAULT_TIMEOUT, Client, client_for
@@ -72,6 +81,8 @@ def _cmd_upload(args) -> int:
 def _cmd_gate(args) -> int:
     try:
         client = _client(args, args.max_wait)
+        if args.trials is not None:
+            trials_check(client, args.dataset, args.trials)
         verdict = request_gate(
             client,
             dataset=args.dataset,
@@ -135,6 +146,16 @@ def _batch_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if not 1 <= value <= MAX_BATCH:
         raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_BATCH}, got {value}")
+    return value
+
+
+def _trials(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
 
 
@@ -207,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--experiment", required=True)
     gate.add_argument("--baseline", help="experiment to compare with (default: the gate policy's baseline)")
     gate.add_argument("--set-baseline", action="store_true", help="record this run as the new baseline if it passes")
+    gate.add_argument(
+        "--trials",
+        type=_trials,
+        help="runs of each case the workflow recorded; the gate is not asked unless the policy needs as many",
+    )
     gate.add_argument("--junit", help="write a JUnit XML report to this file")
     gate.add_argument("--summary", help="append a Markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
     gate.add_argument(
