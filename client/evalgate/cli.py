@@ -223,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     upload.set_defaults(handler=_cmd_upload)
 
+    _gate_parser(commands, common)
+    return parser
+
+
+def _gate_parser(commands, common) -> None:
     gate = commands.add_parser("gate", parents=[common], help="ask for the PASS/FAIL verdict", description=_GATE_DOC)
     gate.add_argument("--dataset", required=True)
     gate.add_argument("--experiment", required=True)
@@ -245,7 +250,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to wait for a running gate and on 429s in total (default: 300)",
     )
     gate.set_defaults(handler=_cmd_gate)
-    return parser
 
 
 def _report(error: EvalgateError, command: str | None) -> None:
