@@ -11,12 +11,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt | $(PY)
+# The client (client/, the evalgate package) is installed editable: the demo, the
+# examples and the tests import it as `evalgate`, as its users do.
+$(VENV)/.installed: requirements.txt client/pyproject.toml | $(PY)
 	$(PIP) install --quiet -r requirements.txt
+	$(PIP) install --quiet -e ./client
 	@touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt client/pyproject.toml | $(PY)
 	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet -e ./client
 	@touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed

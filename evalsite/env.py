@@ -54,6 +54,20 @@ def env_list(name, default=()):
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_url(name, default=None):
+    """An absolute http(s) URL without a trailing slash (``https://evals.example.com``), or ``default``."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ImproperlyConfigured(f"{name} must be an absolute http:// or https:// URL; got {raw!r}.")
+    if parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must not have a query or a fragment; got {raw!r}.")
+    return value
+
+
 def database_from_url(name, url, *, sqlite_default):
     """A ``DATABASES['default']`` dict from a URL, or the embedded SQLite file.
 

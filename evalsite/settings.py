@@ -8,7 +8,7 @@ and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` ask
 
 from pathlib import Path
 
-from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, secret_key
+from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
@@ -111,6 +111,9 @@ EVALSITE_GATE_SYNC_MAX_CASES = env_int("EVALSITE_GATE_SYNC_MAX_CASES", 500, mini
 EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 30, minimum=1)
 # Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
 EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
+# Where people reach this site (https://evals.example.com): the links in gate answers
+# (the gate run page, each case's run) start with it; unset, they follow the request.
+EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
 # OTLP exports one web process takes at once; the next gets 503 with Retry-After.
 EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
 

@@ -1,4 +1,5 @@
-"""Fuzz every documented endpoint from the OpenAPI schema: no input may cause a 5xx.
+"""Fuzz every documented endpoint from the OpenAPI schema: no input may cause a 5xx, and
+every answer is one the schema documents (status, content type and body).
 
 Schemathesis generates valid and invalid requests for each operation of
 ``/v1/api/schema/`` and calls the app in-process (WSGI) with a real project key.
@@ -11,7 +12,11 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import content_type_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from evalsite.wsgi import application
 from tests.base import actors_create
@@ -34,4 +39,11 @@ def api_key(db):
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_documented_endpoint_answers_a_server_error(case, api_key):
     case.headers = {**(case.headers or {}), "Authorization": f"Bearer {api_key}"}
-    case.call_and_validate(checks=[not_a_server_error, status_code_conformance, content_type_conformance])
+    case.call_and_validate(
+        checks=[
+            not_a_server_error,
+            status_code_conformance,
+            content_type_conformance,
+            response_schema_conformance,
+        ]
+    )

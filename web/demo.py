@@ -7,11 +7,11 @@ dataset ``reservo`` from ``examples/reservo/golden_cases.jsonl``; experiment ``v
 it. The dashboard, the gate run pages and the compare page then show real evidence.
 """
 
-from client.evalgate import Tracer
 from datasets.case_selectors import case_list
 from datasets.cases import dataset_create
 from datasets.ingestion import traces_ingest
 from datasets.jsonl import cases_import
+from evalgate import Tracer
 from examples.reservo import GOLDEN_CASES_PATH, load_script
 from examples.reservo.tracing import case_trace
 from experiments.gating import gate_request

@@ -2,21 +2,22 @@
 
     python -m examples.reservo --experiment v2 [--override CASE=SCRIPT.json]... [--url URL --key KEY]
 
-Creates (or updates) the dataset from ``golden_cases.jsonl``, runs the agent for every
-active case with the case's own model script (``--override`` replaces one case's script
-and nothing else; SCRIPT is a file, or a name from ``scripts/``), uploads the runs as
-the experiment, prints exactly what ``evalgate gate`` prints, and exits with its code:
-0 PASS, 1 FAIL, 2 could not decide.
+Creates (or updates) the dataset from ``golden_cases.jsonl``, then
+``evalgate.run_regression_gate`` runs the agent for every active case with the case's
+own model script (``--override`` replaces one case's script and nothing else; SCRIPT is
+a file, or a name from ``scripts/``), uploads the runs as the experiment and asks the
+gate. It prints exactly what ``evalgate gate`` prints and exits with its code: 0 PASS,
+1 FAIL, 2 could not decide.
 """
 
 import argparse
 import sys
-import uuid
 
-from client import evalgate
+import evalgate
+from evalgate.cli import verdict_deliver
 
 from . import GOLDEN_CASES_PATH, load_script
-from .tracing import case_trace
+from .tracing import reservo_agent
 
 
 def overrides_parse(values):
@@ -32,20 +33,18 @@ def overrides_parse(values):
     return overrides
 
 
-def experiment_run(*, client, dataset, experiment, overrides, golden_path=GOLDEN_CASES_PATH):
-    """Import the golden set, run every active case, upload the runs; returns the tracer."""
+def experiment_gate(*, client, dataset, experiment, overrides, set_baseline=False, golden_path=GOLDEN_CASES_PATH):
+    """Import the golden set, run every active case, upload the runs and ask the gate; returns the GateReport."""
     with open(golden_path, "rb") as fh:
         evalgate.cases_import(client, dataset, fh.read())
     cases = evalgate.fetch_cases(client, dataset)
     unknown = sorted(set(overrides) - {c["name"] for c in cases})
     if unknown:
         raise evalgate.EvalgateError(f"--override names cases that are not in dataset {dataset}: {', '.join(unknown)}")
-    tracer = evalgate.Tracer(experiment=experiment, dataset=dataset)
-    nonce = uuid.uuid4().hex[:8]  # each invocation records new runs; the gate reads the latest
-    for case in cases:
-        case_trace(tracer, case, script=overrides.get(case["name"]), trace_id=f"{experiment}-{case['name']}-{nonce}")
-    evalgate.upload_runs(client, tracer.runs, experiment=experiment)
-    return tracer
+    return evalgate.run_regression_gate(
+        cases, reservo_agent, overrides, dataset=dataset, experiment=experiment, set_baseline=set_baseline,
+        client=client,
+    )  # fmt: skip
 
 
 def main(argv=None):
@@ -60,23 +59,17 @@ def main(argv=None):
     parser.add_argument("--summary", help="append a Markdown summary")
     args = parser.parse_args(argv)
     overrides = overrides_parse(args.override)
-    connection = [*(["--url", args.url] if args.url else []), *(["--key", args.key] if args.key else [])]
     try:
-        client = evalgate.Client(
-            evalgate._setting(args.url, "EVALSITE_URL", "--url"),
-            evalgate._setting(args.key, "EVALSITE_API_KEY", "--key"),
-        )
-        experiment_run(client=client, dataset=args.dataset, experiment=args.experiment, overrides=overrides)
+        report = experiment_gate(
+            client=evalgate.client_for(args.url, args.key), dataset=args.dataset, experiment=args.experiment,
+            overrides=overrides, set_baseline=args.set_baseline,
+        )  # fmt: skip
+        return verdict_deliver(report.answer, junit=args.junit, summary=args.summary)
     except evalgate.EvalgateError as exc:
-        print(f"reservo: could not run the experiment: {exc.message}", file=sys.stderr)
+        print(f"reservo: could not decide: {exc.message}", file=sys.stderr)
         for line in exc.details:
             print(f"  {line}", file=sys.stderr)
         return evalgate.EXIT_UNDECIDED
-    gate = ["gate", "--dataset", args.dataset, "--experiment", args.experiment]
-    gate += ["--set-baseline"] if args.set_baseline else []
-    gate += ["--junit", args.junit] if args.junit else []
-    gate += ["--summary", args.summary] if args.summary else []
-    return evalgate.main([*connection, *gate])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""client/evalgate.py is one file CI copies alone: stdlib only, Python 3.9 syntax and runtime."""
+"""The evalgate package runs anywhere CI has Python 3.9+: stdlib only, 3.9 syntax and runtime."""
 
 import ast
 import glob
@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[2] / "client" / "evalgate.py"
+CLIENT = Path(__file__).resolve().parents[2] / "client"
+PACKAGE = CLIENT / "evalgate"
+LAUNCHER = CLIENT / "evalgate.py"
+MODULES = sorted(PACKAGE.glob("*.py"))
+# pytest loads the plugin, so pytest is there whenever it runs; nothing else may import it.
+ALSO_ALLOWED = {"pytest_plugin.py": {"pytest"}}
 
-# Exercises the rendering and the Tracer, the parts with no server, on another interpreter.
+# Exercises the rendering, the seed's report and the Tracer, the parts with no server.
 SMOKE = r"""
 import json, sys
 import evalgate
@@ -25,6 +30,8 @@ gate = {"dataset": "reservo", "experiment": "v2", "verdict": "FAIL", "passed_cas
 print(evalgate.format_verdict(gate).splitlines()[1])
 evalgate.write_junit(evalgate.junit_xml(gate), sys.argv[1])
 evalgate.format_markdown(gate)
+report = evalgate.GateReport.from_gate(gate)
+print(report.lines()[0], report.summarize_failures())
 tracer = evalgate.Tracer(experiment="v2")
 with tracer.run("r", started_at="2026-11-30T10:00:00Z", latency_ms=5) as run:
     with run.span("tool", "quote_room") as span:
@@ -56,42 +63,62 @@ def python39():
     return None
 
 
-def test_it_parses_as_python_3_9():
-    ast.parse(SOURCE.read_text("utf-8"), feature_version=(3, 9))
-
-
-def test_it_imports_only_the_standard_library():
-    tree = ast.parse(SOURCE.read_text("utf-8"))
+def imported_modules(path):
+    """Top-level modules ``path`` imports; relative imports (within the package) are left out."""
     modules = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "a relative import would break the file copied alone"
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
             modules.add(node.module.split(".")[0])
-
-    assert modules, "the walk found no import at all"
-    assert sorted(modules - set(sys.stdlib_module_names)) == []
+    return modules
 
 
-def test_it_runs_as_a_file_copied_alone(tmp_path):
-    copy = tmp_path / "evalgate.py"
-    shutil.copy(SOURCE, copy)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
+def clean_env():
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
 
+
+def test_the_package_is_split_into_modules():
+    assert len(MODULES) >= 8
+    assert all(path.read_text("utf-8").count("\n") <= 500 for path in MODULES)
+
+
+@pytest.mark.parametrize("path", [*MODULES, LAUNCHER], ids=lambda p: p.name)
+def test_it_parses_as_python_3_9(path):
+    ast.parse(path.read_text("utf-8"), feature_version=(3, 9))
+
+
+@pytest.mark.parametrize("path", [*MODULES, LAUNCHER], ids=lambda p: p.name)
+def test_it_imports_only_the_standard_library(path):
+    allowed = set(sys.stdlib_module_names) | {"evalgate"} | ALSO_ALLOWED.get(path.name, set())
+
+    assert sorted(imported_modules(path) - allowed) == []
+
+
+def test_the_import_check_sees_a_third_party_import(tmp_path):
+    module = tmp_path / "x.py"
+    module.write_text("from __future__ import annotations\nimport requests\nfrom .http import Client\n")
+
+    assert imported_modules(module) == {"__future__", "requests"}
+
+
+def test_the_launcher_runs_the_package_beside_it_from_a_checkout(tmp_path):
+    # An interpreter that does not have the package installed: the launcher alone must find it.
+    interpreter = python39() or sys.executable
+    env = {k: v for k, v in clean_env().items() if not k.startswith("EVALSITE_")}
     version = subprocess.run(
-        [sys.executable, str(copy), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+        [interpreter, str(LAUNCHER), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
     )
     no_server = subprocess.run(
-        [sys.executable, str(copy), "gate", "--dataset", "d", "--experiment", "e"],
+        [interpreter, str(LAUNCHER), "gate", "--dataset", "d", "--experiment", "e"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={k: v for k, v in env.items() if not k.startswith("EVALSITE_")},
+        env=env,
         timeout=60,
     )
 
-    assert (version.returncode, version.stdout) == (0, "evalgate 1.0.0\n")
+    assert (version.returncode, version.stdout) == (0, "evalgate 1.0.0\n"), version.stderr
     assert no_server.returncode == 2
     assert "pass --url or set EVALSITE_URL" in no_server.stderr
 
@@ -100,19 +127,21 @@ def test_it_runs_on_python_3_9(tmp_path):
     interpreter = python39()
     if interpreter is None:
         pytest.skip("no Python 3.9 interpreter on this machine")
-    shutil.copy(SOURCE, tmp_path / "evalgate.py")
+    shutil.copytree(PACKAGE, tmp_path / "evalgate", ignore=shutil.ignore_patterns("__pycache__"))
 
     result = subprocess.run(
         [interpreter, "-W", "error", "-c", SMOKE, str(tmp_path / "junit.xml")],
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=clean_env(),
         timeout=60,
     )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "  quote_focus_pro_3h                     FAIL  -- tool_choice_ok=False actual_tools=['book_room']",
+        "GATE: FAIL (0/1) {'quote_focus_pro_3h': ['tool_choice']}",
         '"2026-11-30T10:00:00.005Z"',
         "evalgate 1.0.0",
         "0",

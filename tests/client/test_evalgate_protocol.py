@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from client import evalgate
+import evalgate
 from tests.client.test_evalgate_report import gate_answer, pass_answer
 
 KEY = "es_test_0123456789"

@@ -7,7 +7,7 @@ are compared byte for byte because CI logs and scripts read them.
 import copy
 import xml.etree.ElementTree as ET
 
-from client import evalgate
+import evalgate
 
 SEED_NAMES = [
     "quote_focus_pro_3h",
@@ -272,6 +272,19 @@ def test_it_shows_error_and_the_reason_for_a_case_with_no_run():
     )
 
 
+def test_it_prints_the_gate_runs_url_after_the_verdict_lines_never_among_them():
+    url = "https://evals.example.com/p/acme/gate-runs/17/"
+    cases = [regressed_case()] + [passing_case(n) for n in SEED_NAMES[1:]]
+    cases[0]["run_url"] = "https://evals.example.com/p/acme/runs/v2-quote_focus_pro_3h/"
+
+    lines = evalgate.format_verdict(gate_answer(cases, url=url)).splitlines()
+
+    assert lines[:6] == evalgate.format_verdict(gate_answer()).splitlines()[:6]
+    assert f"gate run: 17  {url}" in lines[6:]
+    failures = lines[lines.index("Failures:") :]
+    assert failures[-1] == "    run: https://evals.example.com/p/acme/runs/v2-quote_focus_pro_3h/"
+
+
 def test_it_keeps_a_name_longer_than_the_column_whole():
     name = "a_case_name_that_is_much_longer_than_thirty_eight_chars"
 
@@ -361,12 +374,73 @@ def test_it_summarises_in_markdown_with_failures_first():
 
     assert markdown.startswith("## \u274c evalsite gate: FAIL (2/3)\n")
     assert "floor: 1.000 · pass rate: 0.667 · baseline v1: 1.000 · delta: -0.333" in markdown
-    assert "| case | result | evidence |" in markdown
+    assert "| case | result | what failed |" in markdown
     rows = table_rows(markdown)
-    assert rows[0] == "| `quote_focus_pro_3h` | FAIL | `tool_choice_ok=False actual_tools=['book_room']` |"
+    assert rows[0] == "| `quote_focus_pro_3h` | FAIL | tools called: book\\_room |"
     assert [r.split("|")[2].strip() for r in rows] == ["FAIL", "PASS", "PASS"]
-    assert "### Failures" in markdown
-    assert "tool\\_choice: expected \\['quote\\_room'\\], called \\['book\\_room'\\]" in markdown
+
+
+def test_it_links_the_gate_run_and_each_failing_run_in_markdown():
+    url = "https://evals.example.com/p/acme/gate-runs/17/"
+    run_url = "https://evals.example.com/p/acme/runs/v2-quote_focus_pro_3h/"
+    cases = [regressed_case()] + [passing_case(n) for n in SEED_NAMES[1:]]
+    cases[0]["run_url"] = run_url
+
+    markdown = evalgate.format_markdown(gate_answer(cases, url=url))
+
+    assert markdown.startswith(f"## \u274c [evalsite gate: FAIL (4/5)]({url})\n")
+    assert table_rows(markdown)[0].startswith(f"| [`quote_focus_pro_3h`]({run_url}) | FAIL |")
+    assert f"[The gate run]({url}) has every case, check and run." in markdown
+
+
+def test_it_writes_evidence_as_words_not_python_values_in_markdown():
+    case = failing_case(
+        "quote_focus_basic_3h",
+        schema_errors=["Additional properties are not allowed ('hourly_cents' was unexpected)"],
+        output_errors=["hours: expected 3, got 2"],
+        cost_cents=0.54659999,
+        cost_ok=False,
+        latency_ms=1850,
+        latency_ok=False,
+        checks=[{"scorer": "answer_relevance", "status": "abstained", "reason": "judge_unreachable"}],
+        failed_checks=["schema", "output", "threshold"],
+        reasons=["..."],
+    )
+
+    row = table_rows(evalgate.format_markdown(gate_answer([case])))[0]
+
+    assert row.split(" | ")[2].removesuffix(" |").split("<br>") == [
+        "schema: Additional properties are not allowed ('hourly\\_cents' was unexpected)",
+        "output: hours: expected 3, got 2",
+        "cost 0.5466 cents is over the threshold",
+        "latency 1850 ms is over the threshold",
+        "answer\\_relevance: not measured, judge\\_unreachable",
+    ]
+    assert "=[" not in row and "_ok=" not in row
+
+
+def test_it_stays_short_on_ten_thousand_cases_failures_first_and_the_rest_counted():
+    failing = [
+        failing_case(
+            f"broken_{i:05d}",
+            tool_choice_ok=False,
+            actual_tools=["book_room"],
+            checks=[],
+            failed_checks=["tool_choice"],
+            reasons=["tool_choice: wrong"],
+        )  # fmt: skip
+        for i in range(300)
+    ]
+    cases = [passing_case(f"case_{i:05d}") for i in range(9_700)] + failing
+
+    markdown = evalgate.format_markdown(gate_answer(cases))
+
+    rows = table_rows(markdown)
+    assert len(rows) == 50
+    assert all(row.split(" | ")[1] == "FAIL" for row in rows)
+    assert rows[0].startswith("| `broken_00000` |")
+    assert "250 more failed cases and 9700 passing cases are not listed here" in markdown
+    assert len(markdown.encode()) < 16 * 1024
 
 
 def test_it_escapes_pipes_in_markdown_table_cells():
@@ -389,7 +463,7 @@ def test_it_uses_a_pass_heading_and_no_failures_section_for_a_pass():
     markdown = evalgate.format_markdown(pass_answer())
 
     assert markdown.startswith("## \u2705 evalsite gate: PASS (5/5)\n")
-    assert "### Failures" not in markdown
+    assert [row.split(" | ")[1] for row in table_rows(markdown)] == ["PASS"] * 5
 
 
 def test_it_does_not_change_the_answer_it_renders():

@@ -7,7 +7,7 @@ import time
 import jsonschema
 import pytest
 
-from client import evalgate
+import evalgate
 from datasets.run_schema import RUN_SCHEMA
 
 RFC3339_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$")

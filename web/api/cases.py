@@ -28,7 +28,7 @@ from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
 from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
-from web.api.openapi import problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
 # The schema as an OpenAPI 3.1 component: the draft-07 "$schema" marker stays in the
@@ -180,8 +180,8 @@ class CaseCollection(APIView):
         operation_id="cases_list",
         summary="List a dataset's cases (active ones by default), in id order",
         description="What CI runs: each case's id, name, input, expected answer and expectations.",
-        parameters=[CaseFilters],
-        responses={200: CaseOut(many=True), **problem_responses(400, 401, 404)},
+        parameters=[CaseFilters, *PAGE_PARAMETERS],
+        responses={200: paginated("PaginatedCaseList", CaseOut), **problem_responses(400, 401, 404)},
     )
     def get(self, request, name):
         filters = validated(CaseFilters, request.query_params)

@@ -27,7 +27,7 @@ from datasets.cases import dataset_create
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import CaseStatus, Dataset
 from evalsite.auth import request_project
-from web.api.openapi import problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
 JSONL_MEDIA_TYPE = "application/jsonl"
@@ -120,7 +120,8 @@ class DatasetCollection(APIView):
     @extend_schema(
         operation_id="datasets_list",
         summary="List datasets by name, with case counts",
-        responses={200: DatasetOut(many=True), **problem_responses(400, 401)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated("PaginatedDatasetList", DatasetOut), **problem_responses(400, 401)},
     )
     def get(self, request):
         paginator = DatasetPagination()
@@ -202,8 +203,13 @@ class DatasetImport(APIView):
             "stored case came from (`source_trace_id`) is a 409 naming the line. 201 when a case was created, else "
             "200."
         ),
-        # Any content type is read as JSONL; text/plain is listed for clients that know no other.
-        request={JSONL_MEDIA_TYPE: OpenApiTypes.STR, "text/plain": OpenApiTypes.STR},
+        # Any content type is read as JSONL; text/plain and application/octet-stream are listed
+        # for clients (and client generators) that know no other.
+        request={
+            JSONL_MEDIA_TYPE: OpenApiTypes.STR,
+            "text/plain": OpenApiTypes.STR,
+            "application/octet-stream": OpenApiTypes.BINARY,
+        },
         responses={
             201: OpenApiResponse(ImportOut, description="At least one case was created."),
             200: OpenApiResponse(ImportOut, description="Cases were updated or already matched the file."),

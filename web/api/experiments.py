@@ -11,7 +11,7 @@ from datasets.experiments import experiment_get, experiment_list, experiment_reg
 from datasets.models import Experiment
 from evalsite.auth import request_project
 from experiments.comparison import experiments_compare
-from web.api.openapi import problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 
 
@@ -54,8 +54,11 @@ class ExperimentCollection(APIView):
     @extend_schema(
         operation_id="experiments_list",
         summary="List experiments, newest first",
-        parameters=[OpenApiParameter("dataset", OpenApiTypes.STR, description="Only this dataset's experiments.")],
-        responses={200: ExperimentOut(many=True), **problem_responses(401)},
+        parameters=[
+            OpenApiParameter("dataset", OpenApiTypes.STR, description="Only this dataset's experiments."),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated("PaginatedExperimentList", ExperimentOut), **problem_responses(401)},
     )
     def get(self, request):
         experiments = experiment_list(project=request_project(request))
@@ -89,6 +92,21 @@ _side = inline_serializer(
         "abstained": serializers.IntegerField(),
     },
 )
+# One row per scorer; the gate's answer carries the same rows as its `comparison`.
+ScorerComparisonRows = inline_serializer(
+    "ScorerComparison",
+    {
+        "scorer": serializers.CharField(),
+        "scorer_version": serializers.CharField(allow_null=True),
+        "base": _side,
+        "candidate": _side,
+        "diff": serializers.FloatField(allow_null=True),
+        "decidable": serializers.BooleanField(),
+        "regressed": serializers.BooleanField(),
+        "ci95": serializers.ListField(child=serializers.FloatField(), allow_null=True),
+    },
+    many=True,
+)
 CompareOut = inline_serializer(
     "Comparison",
     {
@@ -96,20 +114,7 @@ CompareOut = inline_serializer(
         "candidate": serializers.CharField(),
         "tolerance": serializers.FloatField(),
         "min_decidable_n": serializers.IntegerField(),
-        "scorers": inline_serializer(
-            "ScorerComparison",
-            {
-                "scorer": serializers.CharField(),
-                "scorer_version": serializers.CharField(allow_null=True),
-                "base": _side,
-                "candidate": _side,
-                "diff": serializers.FloatField(allow_null=True),
-                "decidable": serializers.BooleanField(),
-                "regressed": serializers.BooleanField(),
-                "ci95": serializers.ListField(child=serializers.FloatField(), allow_null=True),
-            },
-            many=True,
-        ),
+        "scorers": ScorerComparisonRows,
         "flipped": serializers.DictField(),
     },
 )

@@ -1,7 +1,22 @@
-"""HTTP API of the gate: a dataset's gate policy, the verdict (``POST gate``) and past gate runs."""
+"""HTTP API of the gate: a dataset's gate policy, the verdict (``POST gate``) and past gate runs.
 
+Answers about a gate run carry links for people: ``url`` (the gate run's page) and, per
+case, ``run_url`` (the run's page), absolute from ``EVALSITE_PUBLIC_URL`` when it is
+set, else from the request. They are added when answering, not stored.
+"""
+
+from urllib.parse import quote
+
+from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,20 +28,17 @@ from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
 from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
-from web.api.openapi import problem_responses
+from web.api.gate_schema import GateAccepted, GateCase, GatePolicyOut, GateRunPending, GateVerdict
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
-
-GateAccepted = inline_serializer(
-    "GateAccepted", {"gate_run_id": serializers.IntegerField(), "status": serializers.CharField()}
-)
-
 
 GateRunSummaries = inline_serializer(
     "GateRunSummary",
     many=True,
     fields={
         "gate_run_id": serializers.IntegerField(),
-        "status": serializers.CharField(),
+        "url": serializers.URLField(help_text="The gate run's page."),
+        "status": serializers.ChoiceField(GateRun.Status.choices),
         "dataset": serializers.CharField(),
         "experiment": serializers.CharField(),
         "baseline": serializers.CharField(allow_null=True),
@@ -111,9 +123,7 @@ def _policy_out(policy):
 
 
 class GatePolicyView(APIView):
-    @extend_schema(
-        operation_id="gate_policy_retrieve", responses={200: OpenApiTypes.OBJECT, **problem_responses(401, 404)}
-    )
+    @extend_schema(operation_id="gate_policy_retrieve", responses={200: GatePolicyOut, **problem_responses(401, 404)})
     def get(self, request, name):
         return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
 
@@ -122,7 +132,7 @@ class GatePolicyView(APIView):
         description="Change any of the fields given. Raising the floor is recorded in the floor history; lowering it "
         "is a 409 (only a project admin can, in the admin, with a written reason).",
         request=GatePolicyIO,
-        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404, 409)},
+        responses={200: GatePolicyOut, **problem_responses(400, 401, 404, 409)},
     )
     def put(self, request, name):
         project = request_project(request)
@@ -150,6 +160,44 @@ class GateIn(serializers.Serializer):
     )
 
 
+# Characters Django's reverse() leaves as they are in a path: a run link is built once
+# per case, so the prefix is reversed once and each trace id quoted the same way.
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+
+
+def site_root(request):
+    """Where people reach this site: EVALSITE_PUBLIC_URL, else the request's scheme and host."""
+    return settings.EVALSITE_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+def gate_run_url(request, project, gate_run_id):
+    return site_root(request) + reverse("gate-run", kwargs={"slug": project.slug, "gate_run_id": gate_run_id})
+
+
+def linked_answer(gate_run, *, request, project):
+    """The answer about ``gate_run`` (``experiments.selectors.gate_run_answer``) with links to its page and runs."""
+    answer = gate_run_answer(gate_run)
+    linked = {**answer, "url": gate_run_url(request, project, gate_run.pk)}
+    runs = site_root(request) + reverse("runs", kwargs={"slug": project.slug})
+    for key in ("cases", "quarantined"):
+        if key in answer:
+            linked[key] = [case_linked(case, runs) for case in answer[key]]
+    return linked
+
+
+def case_linked(case, runs):
+    run_url = None if case.get("trace_id") is None else f"{runs}{quote(case['trace_id'], safe=_PATH_SAFE)}/"
+    return {**case, "run_url": run_url}
+
+
+GateRunAnswer = PolymorphicProxySerializer(
+    component_name="GateRun",
+    serializers=[GateVerdict, GateRunPending],
+    resource_type_field_name=None,
+    many=False,
+)
+
+
 class GateView(APIView):
     @extend_schema(
         operation_id="gate",
@@ -158,21 +206,23 @@ class GateView(APIView):
         "with the verdict (docs/gate.md). For a large dataset the answer is 202 with a gate run id to poll.",
         request=GateIn,
         responses={
-            200: OpenApiResponse(OpenApiTypes.OBJECT, description="The verdict."),
+            200: OpenApiResponse(GateVerdict, description="The verdict."),
             202: OpenApiResponse(GateAccepted, description="A worker is evaluating it; poll GET gate-runs/{id}."),
             **problem_responses(400, 401, 404, 429),
         },
     )
     def post(self, request):
         data = validated(GateIn, request.data)
+        project = request_project(request)
         gate_run = gate_request(
-            project=request_project(request), dataset_name=data["dataset"], experiment_name=data["experiment"],
+            project=project, dataset_name=data["dataset"], experiment_name=data["experiment"],
             baseline_name=data.get("baseline"), set_baseline=data["set_baseline"], init_floor=data["init_floor"],
             key=request.auth,
         )  # fmt: skip
+        answer = linked_answer(gate_run, request=request, project=project)
         if gate_run.status == GateRun.Status.RUNNING:
-            return Response(gate_run_answer(gate_run), status=status.HTTP_202_ACCEPTED)
-        return Response(gate_run_answer(gate_run))
+            return Response(answer, status=status.HTTP_202_ACCEPTED)
+        return Response(answer)
 
 
 class GateRunPagination(NewestFirstCursorPagination):
@@ -186,25 +236,28 @@ class GateRunCollection(APIView):
             OpenApiParameter("dataset", OpenApiTypes.STR),
             OpenApiParameter("experiment", OpenApiTypes.STR),
             OpenApiParameter("verdict", OpenApiTypes.STR, enum=["PASS", "FAIL"]),
+            *PAGE_PARAMETERS,
         ],
-        responses={200: GateRunSummaries, **problem_responses(401)},
+        responses={200: paginated("PaginatedGateRunSummaryList", GateRunSummaries), **problem_responses(401)},
     )
     def get(self, request):
         q = request.query_params
+        project = request_project(request)
         runs = gate_run_list(
-            project=request_project(request),
+            project=project,
             dataset=q.get("dataset"),
             experiment=q.get("experiment"),
             verdict=q.get("verdict"),
         )
         paginator = GateRunPagination()
         page = paginator.paginate_queryset(runs, request, view=self)
-        return paginator.get_paginated_response([_summary(r) for r in page])
+        return paginator.get_paginated_response([_summary(r, request, project) for r in page])
 
 
-def _summary(run):
+def _summary(run, request, project):
     return {
         "gate_run_id": run.pk,
+        "url": gate_run_url(request, project, run.pk),
         "status": run.status,
         "dataset": run.dataset.name,
         "experiment": run.experiment.name,
@@ -220,10 +273,14 @@ def _summary(run):
 
 class GateRunDetail(APIView):
     @extend_schema(
-        operation_id="gate_runs_retrieve", responses={200: OpenApiTypes.OBJECT, **problem_responses(401, 404)}
+        operation_id="gate_runs_retrieve",
+        description="The verdict when the gate run is done (the same body as POST gate), else its status.",
+        responses={200: GateRunAnswer, **problem_responses(401, 404)},
     )
     def get(self, request, gate_run_id):
-        return Response(gate_run_answer(gate_run_get(project=request_project(request), gate_run_id=gate_run_id)))
+        project = request_project(request)
+        gate_run = gate_run_get(project=project, gate_run_id=gate_run_id)
+        return Response(linked_answer(gate_run, request=request, project=project))
 
 
 class GateCaseQuery(serializers.Serializer):
@@ -241,15 +298,17 @@ class GateRunCases(APIView):
     @extend_schema(
         operation_id="gate_runs_cases",
         summary="A gate run's case results, paged, failures first",
-        parameters=[GateCaseQuery],
-        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404)},
+        parameters=[GateCaseQuery, *PAGE_PARAMETERS],
+        responses={200: paginated("GateCasePage", GateCase), **problem_responses(400, 401, 404)},
     )
     def get(self, request, gate_run_id):
         query = validated(GateCaseQuery, request.query_params)
-        gate_run = gate_run_get(project=request_project(request), gate_run_id=gate_run_id)
+        project = request_project(request)
+        gate_run = gate_run_get(project=project, gate_run_id=gate_run_id)
         paginator = GateCasePagination()
         paginator.ordering = ("passed", "measured", "position") if query["order"] == "failures" else ("position",)
         page = paginator.paginate_queryset(
             gate_cases(gate_run=gate_run, order=query["order"], passed=query["passed"]), request, view=self
         )
-        return paginator.get_paginated_response([row.result for row in page])
+        runs = site_root(request) + reverse("runs", kwargs={"slug": project.slug})
+        return paginator.get_paginated_response([case_linked(row.result, runs) for row in page])

@@ -1,26 +1,32 @@
-"""OpenAPI pieces shared by the apps' views: the problem+json error responses."""
+"""OpenAPI pieces shared by the apps' views: the problem+json error responses, list pages.
+
+Every error answer refers to one ``Problem`` component (RFC 9457), and every list is
+declared as the page it returns (``{next, previous, results}``) with its ``cursor``
+and ``page_size`` parameters, so a generated client can read both.
+"""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from rest_framework import serializers
 
-PROBLEM_SCHEMA = {
-    "type": "object",
-    "description": "RFC 9457 problem details.",
-    "required": ["type", "title", "status", "detail"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "errors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"field": {"type": ["string", "null"]}, "message": {"type": "string"}},
-            },
-        },
-    },
-}
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+
+
+class ProblemError(serializers.Serializer):
+    field = serializers.CharField(allow_null=True, help_text="Where the problem is (`traces[3].spans[0].kind`).")
+    message = serializers.CharField()
+
+
+class Problem(serializers.Serializer):
+    """RFC 9457 problem details, the body of every error answer under `/v1/`."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = ProblemError(many=True, required=False, help_text="Validation failures, one per field and problem.")
+
 
 _DESCRIPTIONS = {
     400: "Invalid request; `errors` names each field and problem.",
@@ -36,9 +42,27 @@ _DESCRIPTIONS = {
 def problem_responses(*statuses):
     """``extend_schema(responses=...)`` entries documenting problem+json errors."""
     return {
-        (code, "application/problem+json"): OpenApiResponse(response=PROBLEM_SCHEMA, description=_DESCRIPTIONS[code])
+        (code, "application/problem+json"): OpenApiResponse(response=Problem, description=_DESCRIPTIONS[code])
         for code in statuses
     }
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="The page to read: take it from `next` or `previous`."),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (default 50, at most 500)."),
+]
+
+
+def paginated(name, item, help_text=""):
+    """The page a list endpoint answers: ``{next, previous, results: [item]}`` as component ``name``."""
+    return inline_serializer(
+        name,
+        {
+            "next": serializers.URLField(allow_null=True, help_text="The next page, or null on the last one."),
+            "previous": serializers.URLField(allow_null=True, help_text="The previous page, or null on the first one."),
+            "results": item(many=True, help_text=help_text) if isinstance(item, type) else item,
+        },
+    )
 
 
 def bad_request_documented(result, generator, request, public):
@@ -54,7 +78,7 @@ def bad_request_documented(result, generator, request, public):
                     "400",
                     {
                         "description": _DESCRIPTIONS[400],
-                        "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}},
+                        "content": {"application/problem+json": {"schema": PROBLEM_REF}},
                     },
                 )
     return result

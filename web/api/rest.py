@@ -5,7 +5,7 @@ from decimal import Decimal
 import orjson
 from django.conf import settings
 from rest_framework import parsers, renderers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import CursorPagination
 
 from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge
@@ -81,6 +81,16 @@ class NewestFirstCursorPagination(CursorPagination):
     ordering = "-created_at"
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def decode_cursor(self, request):
+        # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise Invalid(
+                "The cursor is not one this list gave.",
+                errors=[{"field": "cursor", "message": "is not a cursor of this list: take it from next or previous"}],
+            ) from None
 
 
 def validated(serializer_class, data):

@@ -13,7 +13,7 @@ from datasets.run_selectors import spans_in_tree_order, trace_get
 from evalsite.auth import request_project
 from scoring.models import Abstention, Score
 from scoring.selectors import run_scores, runs_list
-from web.api.openapi import problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination
 
 
@@ -155,8 +155,8 @@ class TraceCollection(APIView):
     @extend_schema(
         operation_id="traces_list",
         summary="List runs, newest first",
-        parameters=[TraceFilters],
-        responses={200: TraceOut(many=True), **problem_responses(400, 401)},
+        parameters=[TraceFilters, *PAGE_PARAMETERS],
+        responses={200: paginated("PaginatedTraceList", TraceOut), **problem_responses(400, 401)},
     )
     def get(self, request):
         filters = TraceFilters(data=request.query_params)

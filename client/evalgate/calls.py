@@ -1,0 +1,205 @@
+"""The API calls a CI job makes: fetch cases, import a golden set, upload runs, ask the gate."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib import parse as urlparse
+
+from .errors import ApiError, EvalgateError
+from .http import Client, problem_details
+
+MAX_BATCH = 500  # runs per POST /v1/api/traces (the server accepts up to EVALSITE_MAX_BATCH, 1000 by default)
+
+DEFAULT_POLL_INTERVAL = 2.0
+
+PENDING_STATUSES = ("queued", "pending", "running")
+
+
+def fetch_cases(client: Client, dataset: str) -> list[dict]:
+    """Every active case of ``dataset``, following ``next`` links until there is none."""
+    url = client.url(f"datasets/{urlparse.quote(dataset, safe='')}/cases")
+    seen = set()
+    cases: list[dict] = []
+    while url:
+        if url in seen:
+            raise EvalgateError(f"pagination loops: {url} was already read")
+        seen.add(url)
+        _, body = client.request("GET", url)
+        if isinstance(body, list):  # an unpaginated list is the same cases, all at once
+            cases.extend(body)
+            break
+        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+            raise EvalgateError(f"GET {url} did not answer a page of cases ({{next, results}})")
+        cases.extend(body["results"])
+        link = body.get("next")
+        url = client.follow(link, url) if link else None
+    return cases
+
+
+def cases_import(client: Client, dataset: str, body: bytes, *, create: bool = True) -> dict:
+    """Import a JSONL golden set into ``dataset`` (all or nothing); create the dataset first if missing.
+
+    Returns the server's answer (``created``, ``updated``, ``unchanged`` counts). Cases
+    already in the dataset are updated by name, so importing the same file twice
+    changes nothing: a golden set can live in the repository next to the code.
+    """
+    quoted = urlparse.quote(dataset, safe="")
+    if create:
+        try:
+            client.request("GET", client.url(f"datasets/{quoted}"))
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            client.request("POST", client.url("datasets"), {"name": dataset})
+    _, answer = client.request(
+        "POST", client.url(f"datasets/{quoted}/import"), raw_body=body, content_type="application/jsonl"
+    )
+    return answer
+
+
+def read_runs(stream, source: str = "<stdin>") -> tuple[list[dict], list[str]]:
+    """Runs from JSONL, one object a line (blank lines skipped), and where each came from.
+
+    The whole input is read before anything is sent, so a broken line is reported
+    before any batch reaches the server.
+    """
+    runs, origins = [], []
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            run = json.loads(line)
+        except ValueError as exc:
+            raise EvalgateError(f"{source} line {number} is not valid JSON: {exc}") from None
+        if not isinstance(run, dict):
+            raise EvalgateError(f"{source} line {number} is not a JSON object (one run per line)")
+        runs.append(run)
+        origins.append(f"{source} line {number}")
+    return runs, origins
+
+
+def upload_runs(
+    client: Client,
+    runs: list[dict],
+    *,
+    experiment: str | None = None,
+    batch_size: int = MAX_BATCH,
+    origins: list[str] | None = None,
+) -> dict:
+    """POST ``runs`` in batches; returns ``{"runs", "created", "unchanged"}`` summed.
+
+    ``experiment`` is set on runs that have none (the input is not modified). Safe to
+    repeat: the server stores identical runs once and reports them ``unchanged``.
+    """
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise EvalgateError(f"batch size must be between 1 and {MAX_BATCH}, got {batch_size}")
+    totals = {"runs": 0, "created": 0, "unchanged": 0}
+    url = client.url("traces")
+    for start in range(0, len(runs), batch_size):
+        batch = runs[start : start + batch_size]
+        if experiment:
+            batch = [run if run.get("experiment") else {**run, "experiment": experiment} for run in batch]
+        try:
+            _, body = client.request("POST", url, {"traces": batch})
+        except ApiError as exc:
+            if exc.problem is not None:
+                exc.details = problem_details(exc.problem, _batch_labeler(batch, start, origins))
+            if exc.status == 413:
+                exc.details.append(
+                    f"the batch of {len(batch)} runs is over the server's body limit: lower --batch-size"
+                )
+            if start:
+                exc.details.append(f"the {start} runs before this batch were stored; uploading them again is a no-op")
+            raise
+        if not isinstance(body, dict):
+            raise EvalgateError(f"POST {url} answered without the {{created, unchanged}} counts")
+        totals["runs"] += len(batch)
+        totals["created"] += int(body.get("created") or 0)
+        totals["unchanged"] += int(body.get("unchanged") or 0)
+    return totals
+
+
+def _batch_labeler(batch: list[dict], start: int, origins: list[str] | None):
+    def label(field: str) -> str | None:
+        match = re.match(r"traces\[(\d+)\]", field)
+        if not match or int(match.group(1)) >= len(batch):
+            return None
+        index = int(match.group(1))
+        if origins and start + index < len(origins):
+            return origins[start + index]
+        return f"trace_id {batch[index].get('trace_id')!r}"
+
+    return label
+
+
+def request_gate(
+    client: Client,
+    *,
+    dataset: str,
+    experiment: str,
+    baseline: str | None = None,
+    set_baseline: bool = False,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+) -> dict:
+    """Ask for the verdict; poll a 202's gate run until it is done. Returns the verdict body.
+
+    Raises EvalgateError when no verdict could be had (error answers, a failed gate run,
+    the wait budget spent, or an answer that is not a verdict).
+    """
+    payload: dict[str, Any] = {"dataset": dataset, "experiment": experiment}
+    if baseline:
+        payload["baseline"] = baseline
+    payload["set_baseline"] = bool(set_baseline)
+    status, answer = client.request("POST", client.url("gate"), payload)
+    run_id = None
+    while True:
+        if not isinstance(answer, dict):
+            raise EvalgateError(f"the gate answered something that is not a JSON object: {answer!r:.200}")
+        run_id = answer.get("gate_run_id", run_id)
+        state = answer.get("status")
+        if state is None:
+            state = "running" if status == 202 else "done"
+        if state == "done":
+            return _verdict_checked(answer)
+        if state == "failed":
+            reason = answer.get("error") or answer.get("detail") or "no reason given"
+            raise EvalgateError(f"gate run {run_id} failed on the server: {reason}")
+        if state not in PENDING_STATUSES:
+            raise EvalgateError(f"gate run {run_id} has an unknown status {state!r}")
+        if run_id is None:
+            raise EvalgateError("the gate is running but the answer names no gate_run_id to poll")
+        poll_url = client.url(f"gate-runs/{urlparse.quote(str(run_id), safe='')}")
+        client.budget.wait(
+            poll_interval, f"gate run {run_id} is still {state} (read it later at {poll_url})", partial=True
+        )
+        status, answer = client.request("GET", poll_url)
+
+
+def _verdict_checked(answer: dict) -> dict:
+    if answer.get("verdict") not in ("PASS", "FAIL"):
+        raise EvalgateError(f"the gate answer has no verdict PASS or FAIL (verdict={answer.get('verdict')!r})")
+    cases = answer.get("cases")
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise EvalgateError("the gate answer has no list of cases")
+    return answer
+
+
+def trials_check(client: Client, dataset: str, trials: int) -> None:
+    """Stop (EvalgateError) unless the dataset's gate policy asks for ``trials`` runs of each case.
+
+    The workflow decides how many times it runs each case; the policy decides how many
+    the gate needs. When they differ the verdict would not mean what the workflow
+    thinks, so the gate is not asked. A server whose policy has no ``trials`` needs one.
+    """
+    _, policy = client.request("GET", client.url(f"datasets/{urlparse.quote(dataset, safe='')}/gate-policy"))
+    needed = policy.get("trials", 1) if isinstance(policy, dict) else None
+    if needed == trials:
+        return
+    if not isinstance(policy, dict) or "trials" not in policy:
+        raise EvalgateError(f"--trials {trials}: this server's gate policy has no trials (it reads one run per case)")
+    raise EvalgateError(
+        f"--trials {trials}: the gate policy of dataset {dataset} needs {needed} trials per case; "
+        f'run that many, or change the policy (PUT /v1/api/datasets/{dataset}/gate-policy {{"trials": {trials}}})'
+    )

@@ -1,0 +1,175 @@
+"""The shapes of the gate's answers, for the OpenAPI schema (docs/gate.md is the prose).
+
+Response serializers only: the views answer the stored verdict as it is, these describe
+it so a generated client gets typed objects. No component forbids extra properties, so
+a newer server's additions do not break an older client.
+"""
+
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+
+from experiments.models import GateRun
+from web.api.experiments import ScorerComparisonRows
+
+_CHECK_STATUSES = ["passed", "failed", "abstained"]
+_CATEGORIES = "tool_choice, tool_args, schema, output, threshold, judge, error"
+
+
+class GateCheck(serializers.Serializer):
+    scorer = serializers.CharField()
+    status = serializers.ChoiceField(_CHECK_STATUSES)
+    reason = serializers.CharField(allow_blank=True)
+    detail = serializers.DictField(help_text="The evidence (actual tools, schema errors, mismatches, ...).")
+
+
+class GateTrial(serializers.Serializer):
+    trial = serializers.IntegerField()
+    trace_id = serializers.CharField()
+    passed = serializers.BooleanField(allow_null=True)
+    failed_checks = serializers.ListField(child=serializers.CharField())
+
+
+class GateCase(serializers.Serializer):
+    name = serializers.CharField()
+    case_id = serializers.IntegerField()
+    case_version = serializers.IntegerField()
+    trace_id = serializers.CharField(allow_null=True, help_text="The run judged; null when none was recorded.")
+    run_url = serializers.URLField(allow_null=True, help_text="The run's page; null when no run was recorded.")
+    passed = serializers.BooleanField(help_text="Every gating check passed.")
+    measured = serializers.BooleanField(help_text="False when no check failed but one abstained.")
+    actual_tools = serializers.ListField(child=serializers.CharField())
+    tool_choice_ok = serializers.BooleanField()
+    schema_errors = serializers.ListField(child=serializers.CharField())
+    schema_checked = serializers.BooleanField(help_text="False: the schema was never checked (not a pass).")
+    output_errors = serializers.ListField(child=serializers.CharField())
+    output_checked = serializers.BooleanField()
+    cost_cents = serializers.FloatField(allow_null=True)
+    cost_ok = serializers.BooleanField()
+    latency_ms = serializers.IntegerField(allow_null=True)
+    latency_ok = serializers.BooleanField()
+    checks = GateCheck(many=True, help_text="Every gating check, in report order.")
+    failed_checks = serializers.ListField(
+        child=serializers.CharField(), help_text=f"Categories of the failed checks: {_CATEGORIES}."
+    )
+    unmeasured_checks = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Categories of the checks that abstained."
+    )
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="One line per failed or unmeasured check.")
+    quarantined = serializers.BooleanField(help_text="A quarantined case is reported, never counted.")
+    tool_calls_ok = serializers.BooleanField()
+    tool_call_errors = serializers.ListField(
+        child=serializers.CharField(), help_text="Every mismatch of the calls' arguments, in words."
+    )
+    answer_checked = serializers.BooleanField(help_text="False: an expected answer no answer_check checks.")
+    trials = serializers.IntegerField(help_text="Trials measured.")
+    passed_trials = serializers.IntegerField()
+    flaky = serializers.BooleanField(help_text="Some measured trials passed and some failed.")
+    trial_results = GateTrial(
+        many=True, help_text="Each trial in order: its run, outcome (null: unmeasured), categories."
+    )
+    superseded = serializers.ListField(
+        child=serializers.CharField(), help_text="Runs a later run of the same trial replaced (not counted)."
+    )
+    advisory_checks = GateCheck(
+        many=True, required=False, help_text="Checks of judge criteria not calibrated enough to gate (reported only)."
+    )
+
+
+_BaselineOut = inline_serializer(
+    "GateBaseline",
+    {
+        "experiment": serializers.CharField(),
+        "pass_rate": serializers.FloatField(allow_null=True, help_text="Its latest gate run's; null if never gated."),
+    },
+    allow_null=True,
+)
+
+
+class GateVerdict(serializers.Serializer):
+    """A finished gate run: the verdict and the evidence of every case (docs/gate.md)."""
+
+    gate_run_id = serializers.IntegerField()
+    status = serializers.ChoiceField([GateRun.Status.DONE])
+    url = serializers.URLField(help_text="The gate run's page.")
+    dataset = serializers.CharField()
+    experiment = serializers.CharField()
+    verdict = serializers.ChoiceField(["PASS", "FAIL"])
+    passed = serializers.BooleanField()
+    passed_cases = serializers.IntegerField()
+    total_cases = serializers.IntegerField()
+    measured_cases = serializers.IntegerField()
+    unmeasured_cases = serializers.IntegerField()
+    pass_rate = serializers.FloatField(allow_null=True, help_text="Passed / measured cases; null when none was.")
+    floor = serializers.FloatField(help_text="The policy's min_pass_rate.")
+    max_abstained = serializers.IntegerField()
+    k = serializers.IntegerField(help_text="The policy's trials: the k of pass_hat_k.")
+    trial_pass_ratio = serializers.FloatField()
+    max_flaky = serializers.IntegerField(allow_null=True)
+    pass_at_1 = serializers.FloatField(allow_null=True, help_text="Mean over measured cases of passed / trials.")
+    pass_hat_k = serializers.FloatField(allow_null=True, help_text="Mean over measured cases of C(c, k) / C(n, k).")
+    flaky_cases = serializers.IntegerField()
+    flaky = serializers.ListField(child=serializers.CharField(), help_text="Names of the flaky cases.")
+    quarantined_cases = serializers.IntegerField()
+    unchecked_answers = serializers.ListField(
+        child=serializers.CharField(), help_text="Cases with an expected answer no answer_check checks."
+    )
+    advisory = serializers.ListField(
+        child=serializers.CharField(), help_text="Judge criteria that advise but do not gate, and why."
+    )
+    baseline_recorded = serializers.BooleanField()
+    floor_initialised = serializers.BooleanField()
+    baseline = _BaselineOut
+    delta = serializers.FloatField(allow_null=True, help_text="pass_rate minus the baseline's.")
+    blocked_by = serializers.ListField(child=serializers.CharField(), help_text="Why the verdict is FAIL.")
+    comparison = ScorerComparisonRows
+    flipped = serializers.DictField(allow_null=True, help_text="Cases that flipped pass→fail and fail→pass.")
+    cases = GateCase(many=True)
+    quarantined = GateCase(many=True, help_text="Results of the quarantined cases (run, scored, not counted).")
+
+
+class GateRunPending(serializers.Serializer):
+    """A gate run a worker is still evaluating (``running``), or one that failed (``failed``, with ``error``)."""
+
+    gate_run_id = serializers.IntegerField()
+    status = serializers.ChoiceField([GateRun.Status.RUNNING, GateRun.Status.FAILED])
+    url = serializers.URLField(help_text="The gate run's page.")
+    dataset = serializers.CharField()
+    experiment = serializers.CharField()
+    error = serializers.CharField(required=False, help_text="Why it failed (status failed only).")
+
+
+GateAccepted = inline_serializer(
+    "GateAccepted",
+    {
+        "gate_run_id": serializers.IntegerField(),
+        "status": serializers.ChoiceField([GateRun.Status.RUNNING]),
+        "url": serializers.URLField(help_text="The gate run's page."),
+        "dataset": serializers.CharField(),
+        "experiment": serializers.CharField(),
+    },
+)
+
+
+class FloorChangeOut(serializers.Serializer):
+    old_floor = serializers.FloatField()
+    new_floor = serializers.FloatField()
+    source = serializers.CharField(help_text="api, ratchet, init or admin.")
+    reason = serializers.CharField(allow_blank=True)
+    at = serializers.DateTimeField()
+
+
+class GatePolicyOut(serializers.Serializer):
+    dataset = serializers.CharField()
+    min_pass_rate = serializers.FloatField(help_text="The floor.")
+    ratchet = serializers.BooleanField()
+    fail_on_regression = serializers.BooleanField()
+    tolerance = serializers.FloatField()
+    scorers = serializers.ListField(child=serializers.CharField(), help_text="Extra gating scorers.")
+    max_abstained = serializers.IntegerField()
+    trials = serializers.IntegerField()
+    trial_pass_ratio = serializers.FloatField()
+    max_flaky = serializers.IntegerField(allow_null=True)
+    judge_min_kappa = serializers.FloatField(allow_null=True)
+    judge_min_labels = serializers.IntegerField()
+    baseline = serializers.CharField(allow_null=True, help_text="The baseline experiment's name.")
+    floor_history = FloorChangeOut(many=True, help_text="The latest 20 moves of the floor, newest first.")
