@@ -87,14 +87,23 @@ def upload_runs(
     experiment: str | None = None,
     batch_size: int = MAX_BATCH,
     origins: list[str] | None = None,
+    attempt: str | None = None,
 ) -> dict:
     """POST ``runs`` in batches; returns ``{"runs", "created", "unchanged"}`` summed.
 
     ``experiment`` is set on runs that have none (the input is not modified). Safe to
     repeat: the server stores identical runs once and reports them ``unchanged``.
+
+    ``attempt`` (a CI job's attempt, e.g. ``$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT``) makes a
+    re-run of the same job upload cleanly: each trace id gets ``@<attempt>`` (so the new
+    runs never clash with the first attempt's), and each case's runs that carry no
+    ``trial`` are numbered 1, 2, ... in file order, so the re-run's trials supersede the
+    first attempt's at the gate instead of adding to them.
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise EvalgateError(f"batch size must be between 1 and {MAX_BATCH}, got {batch_size}")
+    if attempt:
+        runs = runs_for_attempt(runs, attempt)
     totals = {"runs": 0, "created": 0, "unchanged": 0}
     url = client.url("traces")
     for start in range(0, len(runs), batch_size):
@@ -121,6 +130,20 @@ def upload_runs(
     return totals
 
 
+def runs_for_attempt(runs: list[dict], attempt: str) -> list[dict]:
+    """The runs as one CI attempt uploads them (see ``upload_runs``); the input is not modified."""
+    seen: dict = {}
+    out = []
+    for run in runs:
+        run = {**run, "trace_id": f"{run.get('trace_id')}@{attempt}"}
+        if run.get("case") is not None and run.get("trial") is None:
+            key = (run.get("experiment"), run.get("dataset"), str(run["case"]))
+            seen[key] = seen.get(key, 0) + 1
+            run["trial"] = seen[key]
+        out.append(run)
+    return out
+
+
 def _batch_labeler(batch: list[dict], start: int, origins: list[str] | None):
     def label(field: str) -> str | None:
         match = re.match(r"traces\[(\d+)\]", field)
@@ -141,6 +164,7 @@ def request_gate(
     experiment: str,
     baseline: str | None = None,
     set_baseline: bool = False,
+    init_floor: bool = False,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
 ) -> dict:
     """Ask for the verdict; poll a 202's gate run until it is done. Returns the verdict body.
@@ -152,6 +176,8 @@ def request_gate(
     if baseline:
         payload["baseline"] = baseline
     payload["set_baseline"] = bool(set_baseline)
+    if init_floor:
+        payload["init_floor"] = True
     status, answer = client.request("POST", client.url("gate"), payload)
     run_id = None
     while True:

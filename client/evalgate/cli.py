@@ -19,7 +19,7 @@ from .calls import (
     upload_runs,
 )
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, EvalgateError
-from .files import jsonl_write, parent_ensure
+from .files import jsonl_write, parent_ensure, write_json
 from .http import DEFAULT_MAX_WAIT, DEFAULT_TIMEOUT, Client, client_for
 from .junit import junit_xml, undecided_junit, write_junit
 from .lines import format_verdict
@@ -73,7 +73,9 @@ def _cmd_upload(args) -> int:
         except OSError as exc:
             raise EvalgateError(f"cannot read {args.runs}: {exc.strerror or exc}") from None
     client = _client(args, args.max_wait)
-    totals = upload_runs(client, runs, experiment=args.experiment, batch_size=args.batch_size, origins=origins)
+    totals = upload_runs(
+        client, runs, experiment=args.experiment, batch_size=args.batch_size, origins=origins, attempt=args.attempt
+    )
     print(f"uploaded {totals['runs']} runs ({totals['created']} created, {totals['unchanged']} unchanged)")
     return EXIT_PASS
 
@@ -89,6 +91,7 @@ def _cmd_gate(args) -> int:
             experiment=args.experiment,
             baseline=args.baseline,
             set_baseline=args.set_baseline,
+            init_floor=args.init_floor,
             poll_interval=args.poll_interval,
         )
     except EvalgateError as exc:
@@ -102,10 +105,12 @@ def _cmd_gate(args) -> int:
         except OSError as write_error:
             exc.details.append(f"could not write the report: {write_error}")
         raise
-    return verdict_deliver(verdict, junit=args.junit, summary=args.summary)
+    return verdict_deliver(verdict, junit=args.junit, summary=args.summary, json_path=args.json)
 
 
-def verdict_deliver(verdict: dict, *, junit: str | None = None, summary: str | None = None) -> int:
+def verdict_deliver(
+    verdict: dict, *, junit: str | None = None, summary: str | None = None, json_path: str | None = None
+) -> int:
     """Print the verdict as ``evalgate gate`` does, write the reports asked for; returns the exit code."""
     print(format_verdict(verdict))
     sys.stdout.flush()
@@ -114,6 +119,8 @@ def verdict_deliver(verdict: dict, *, junit: str | None = None, summary: str | N
             write_junit(junit_xml(verdict), junit)
         if summary:
             append_markdown(format_markdown(verdict), summary)
+        if json_path:
+            write_json(verdict, json_path)
     except OSError as exc:
         raise EvalgateError(f"the verdict is {verdict['verdict']}, but writing a report failed: {exc}") from None
     return EXIT_PASS if verdict["verdict"] == "PASS" else EXIT_FAIL
@@ -216,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     upload.add_argument("--experiment", help="experiment set on runs that name none")
     upload.add_argument("--batch-size", type=_batch_size, default=MAX_BATCH, help=f"runs per request (max {MAX_BATCH})")
     upload.add_argument(
+        "--attempt",
+        help="the CI attempt (e.g. $GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT): a re-run's runs supersede the first's",
+    )
+    upload.add_argument(
         "--max-wait",
         type=_non_negative,
         default=DEFAULT_MAX_WAIT,
@@ -234,12 +245,18 @@ def _gate_parser(commands, common) -> None:
     gate.add_argument("--baseline", help="experiment to compare with (default: the gate policy's baseline)")
     gate.add_argument("--set-baseline", action="store_true", help="record this run as the new baseline if it passes")
     gate.add_argument(
+        "--init-floor",
+        action="store_true",
+        help="with --set-baseline on a dataset with no baseline yet: record it pass or fail, floor at its pass rate",
+    )
+    gate.add_argument(
         "--trials",
         type=_trials,
         help="runs of each case the workflow recorded; the gate is not asked unless the policy needs as many",
     )
     gate.add_argument("--junit", help="write a JUnit XML report to this file")
     gate.add_argument("--summary", help="append a Markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
+    gate.add_argument("--json", help="write the whole verdict as JSON to this file (e.g. regression_report.json)")
     gate.add_argument(
         "--poll-interval", type=_positive, default=DEFAULT_POLL_INTERVAL, help="seconds between polls (default: 2)"
     )
@@ -268,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_UNDECIDED)
     # --summary "$GITHUB_STEP_SUMMARY" outside GitHub expands to "": no report, not an error.
-    for option in ("junit", "summary", "output"):
+    for option in ("junit", "summary", "output", "json"):
         if getattr(args, option, None) == "":
             setattr(args, option, None)
     try:

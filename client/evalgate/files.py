@@ -17,3 +17,11 @@ def jsonl_write(records, stream) -> None:
 def parent_ensure(path: str) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
+
+
+def write_json(value, path: str) -> None:
+    """``value`` as indented JSON in ``path`` (the verdict as an artifact: the seed's regression_report.json)."""
+    parent_ensure(path)
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(value, out, indent=2, ensure_ascii=False)
+        out.write("\n")

@@ -231,6 +231,8 @@ def run_regression_gate(
     experiment: str,
     baseline: str | None = None,
     set_baseline: bool = False,
+    trials: int = 1,
+    trial_overrides: dict | None = None,
     client: Client | None = None,
     url: str | None = None,
     key: str | None = None,
@@ -240,19 +242,25 @@ def run_regression_gate(
     """The gate: run every case of ``case_set``, upload the runs as ``experiment``, return the verdict.
 
     ``overrides`` (``{case_name: replacement}``) applies to the named case only; every
-    other case runs as it is. Each call records new runs (trace ids carry a random
-    suffix), and the gate reads each case's most recent run. ``url`` and ``key`` default
+    other case runs as it is. Each case runs ``trials`` times, numbered 1..trials;
+    ``trial_overrides`` (``{case_name: {trial: replacement}}``) replaces a case on the
+    named trials only. Each call records new runs (trace ids carry a random suffix)
+    with the same trial numbers, so calling again for the same experiment supersedes
+    the earlier runs (the gate counts a trial's latest run). ``url`` and ``key`` default
     to ``EVALSITE_URL`` and ``EVALSITE_API_KEY``. Raises EvalgateError when no verdict
     could be had.
     """
-    overrides = overrides or {}
+    overrides, trial_overrides = overrides or {}, trial_overrides or {}
     client = _client(client, url, key, timeout, max_wait)
     tracer = Tracer(experiment=experiment, dataset=dataset)
     nonce = uuid.uuid4().hex[:8]
     for number, case in enumerate(case_set, start=1):
-        replacement = overrides.get(case["name"])
-        trace_id = f"{experiment}-{case['name']}-{nonce}"
-        case_record(tracer, case, agent, replacement, trace_id=trace_id, metadata={"sequence_number": number})
+        for trial in range(1, trials + 1):
+            replacement = trial_overrides.get(case["name"], {}).get(trial, overrides.get(case["name"]))
+            suffix = f"-t{trial}" if trials > 1 else ""
+            trace_id = f"{experiment}-{case['name']}{suffix}-{nonce}"
+            metadata = {"sequence_number": number}
+            case_record(tracer, case, agent, replacement, trace_id=trace_id, trial=trial, metadata=metadata)
     upload_runs(client, tracer.runs, experiment=experiment)
     answer = request_gate(client, dataset=dataset, experiment=experiment, baseline=baseline, set_baseline=set_baseline)
     return GateReport.from_gate(answer, order=[case["name"] for case in case_set])

@@ -75,6 +75,7 @@ def _testcase(suite: ET.Element, classname: str, case: dict) -> str | None:
         suite, "testcase", {"classname": classname, "name": _xml(case.get("name", "?")), "time": _seconds(case)}
     )
     if case_passed(case):
+        _flaky_failures(testcase, case)
         return None
     outcome = "failure" if case_measured(case) else "error"
     # type names the categories that failed (the server's failed_checks); an unmeasured
@@ -83,10 +84,22 @@ def _testcase(suite: ET.Element, classname: str, case: dict) -> str | None:
         "gate" if outcome == "failure" else "not_measured"
     )
     message = " ".join(case_evidence(case))
+    if len(case.get("trial_results") or []) > 1:
+        message = f"{case.get('passed_trials', 0)} of {case.get('trials', 0)} trials passed: {message}"
     ET.SubElement(testcase, outcome, {"message": _xml(message), "type": _xml(kind)}).text = _xml(_case_report(case))
     if case.get("run_url"):
         ET.SubElement(testcase, "system-out").text = _xml(f"run: {case['run_url']}")
     return outcome
+
+
+def _flaky_failures(testcase: ET.Element, case: dict) -> None:
+    """A passing flaky case carries one ``<flakyFailure>`` per failed trial (the Surefire convention)."""
+    for trial in case.get("trial_results") or []:
+        if trial.get("passed") is False:
+            kind = ",".join(str(c) for c in trial.get("failed_checks") or []) or "gate"
+            message = f"trial {trial.get('trial')} failed ({kind}), run {trial.get('trace_id')}"
+            flaky = ET.SubElement(testcase, "flakyFailure", {"message": _xml(message), "type": _xml(kind)})
+            ET.SubElement(flaky, "stackTrace").text = _xml(message)
 
 
 def junit_xml(gate: dict) -> ET.Element:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 NAME_WIDTH = 38  # the seed's column: f"  {name:38} {status}"
@@ -22,11 +23,23 @@ def case_has_no_run(case: dict) -> bool:
     return "trace_id" in case and case["trace_id"] is None
 
 
+def trial_evidence(case: dict) -> list[str]:
+    """``trials=c/n`` and ``flaky`` for a case measured over more than one trial; nothing otherwise."""
+    results = case.get("trial_results") or []
+    if len(results) <= 1:
+        return []
+    parts = [f"trials={case.get('passed_trials', 0)}/{case.get('trials', 0)}"]
+    if case.get("flaky"):
+        parts.append("flaky")
+    return parts
+
+
 def case_evidence(case: dict) -> list[str]:
     """The evidence of a failed case, one item per failed check, in a fixed order.
 
-    First the seed's fields: ``tool_choice_ok=False actual_tools=[...]``,
-    ``schema_errors=[...]``, ``output_errors=[...]``, ``cost_ok=False cost_cents=...``,
+    With more than one trial, ``trials=c/n`` and ``flaky`` come first. Then the seed's
+    fields: ``tool_choice_ok=False actual_tools=[...]``, ``tool_calls_ok=False
+    tool_call_errors=["..."]``, ``schema_errors=[...]``, ``output_errors=[...]``, ``cost_ok=False cost_cents=...``,
     ``latency_ok=False latency_ms=...``; then ``scorer=reason`` for every other failed or
     abstained check, in the server's order. A schema or output check that abstained
     because the wrong tool was called is left out: tool_choice already says why. A case
@@ -35,12 +48,17 @@ def case_evidence(case: dict) -> list[str]:
     reasons = [str(r) for r in case.get("reasons") or []]
     if case_has_no_run(case):
         return ["error=" + ("; ".join(reasons) or "no run recorded for this case")]
-    parts = []
+    parts = trial_evidence(case)
+    given = len(parts)
     shown = set()
     if case.get("tool_choice_ok") is False:
         actual_tools = case.get("actual_tools") or []
         parts.append(f"tool_choice_ok=False actual_tools={actual_tools!r}")
         shown.add("tool_choice")
+    if case.get("tool_calls_ok") is False:
+        errors = json.dumps([str(e) for e in case.get("tool_call_errors") or []], ensure_ascii=False)
+        parts.append(f"tool_calls_ok=False tool_call_errors={errors}")
+        shown.add("tool_calls")
     if case.get("schema_errors"):
         parts.append(f"schema_errors={case['schema_errors']!r}")
         shown.add("tool_output_schema")
@@ -64,16 +82,18 @@ def case_evidence(case: dict) -> list[str]:
         if wrong_tool and status == "abstained" and scorer in _TARGET_CHECKS:
             continue
         parts.append(f"{scorer}={check.get('reason') or status}")
-    if not parts:
+    if len(parts) == given:
         parts.append("error=" + ("; ".join(reasons) or "the server gave no reason"))
     return parts
 
 
 def case_line(case: dict) -> str:
-    """One case as the seed prints it; a failure carries ``  -- <evidence>``."""
+    """One case as the seed prints it; a failure carries ``  -- <evidence>``, and so does a
+    passing case that was flaky over its trials (``PASS  -- trials=2/3 flaky``)."""
     name = str(case.get("name", "?"))
     if case_passed(case):
-        return f"  {name:{NAME_WIDTH}} PASS"
+        flaky = trial_evidence(case) if case.get("flaky") else []
+        return f"  {name:{NAME_WIDTH}} PASS" + (f"  -- {' '.join(flaky)}" if flaky else "")
     return f"  {name:{NAME_WIDTH}} FAIL  -- " + " ".join(case_evidence(case))
 
 
@@ -112,13 +132,19 @@ def baseline_of(gate: dict) -> tuple[str | None, Any]:
 
 
 def figures_line(gate: dict, sep: str = "  ") -> str:
-    """``floor: 1.000  pass rate: 0.800  baseline v1: 1.000  delta: -0.200``."""
+    """``floor: 1.000  pass rate: 0.800  baseline v1: 1.000  delta: -0.200``, then with trials
+    ``pass^3=0.733 flaky=1``, and ``quarantined=1`` when cases were quarantined."""
     parts = [f"floor: {_fixed(gate.get('floor'))}", f"pass rate: {_fixed(gate.get('pass_rate'))}"]
     name, rate = baseline_of(gate)
     if name is None:
         parts.append("baseline: none")
     else:
         parts += [f"baseline {name}: {_fixed(rate)}", f"delta: {_signed(gate.get('delta'))}"]
+    k, flaky = gate.get("k") or 1, gate.get("flaky_cases") or 0
+    if k > 1 or flaky:
+        parts.append(f"pass^{k}={_fixed(gate.get('pass_hat_k'))} flaky={flaky}")
+    if gate.get("quarantined_cases"):
+        parts.append(f"quarantined={gate['quarantined_cases']}")
     return sep.join(parts)
 
 
@@ -132,6 +158,12 @@ def format_verdict(gate: dict) -> str:
     lines += [f"blocked by: {item}" for item in gate.get("blocked_by") or []]
     if gate.get("unmeasured_cases"):
         lines.append(f"unmeasured cases: {gate['unmeasured_cases']} (allowed: {gate.get('max_abstained', 0)})")
+    lines += [f"advisory: {item}" for item in gate.get("advisory") or []]
+    for case in gate.get("quarantined") or []:
+        state = "PASS" if case_passed(case) else "FAIL"
+        lines.append(f"quarantined: {case.get('name', '?')} {state} (not counted)")
+    if gate.get("unchecked_answers"):
+        lines.append("expected answers nothing checks: " + ", ".join(str(n) for n in gate["unchecked_answers"]))
     if gate.get("gate_run_id") is not None:
         lines.append(f"gate run: {gate['gate_run_id']}" + (f"  {gate['url']}" if gate.get("url") else ""))
     failed = [case for case in cases if not case_passed(case)]
@@ -160,9 +192,17 @@ def case_findings(case: dict) -> list[str]:
     if case_has_no_run(case):
         return [str(r) for r in case.get("reasons") or ["no run recorded for this case"]]
     findings, shown = [], set()
+    if len(case.get("trial_results") or []) > 1:
+        strip = " ".join(
+            "✓" if t.get("passed") else ("✗" if t.get("passed") is False else "–") for t in case["trial_results"]
+        )
+        findings.append(f"trials: {case.get('passed_trials', 0)} of {case.get('trials', 0)} passed ({strip})")
     if case.get("tool_choice_ok") is False:
         findings.append(f"tools called: {_names(case.get('actual_tools') or [])}")
         shown.add("tool_choice")
+    if case.get("tool_calls_ok") is False:
+        findings.append("tool calls: " + "; ".join(str(e) for e in case.get("tool_call_errors") or []))
+        shown.add("tool_calls")
     if case.get("schema_errors"):
         findings.append("schema: " + "; ".join(str(e) for e in case["schema_errors"]))
         shown.add("tool_output_schema")

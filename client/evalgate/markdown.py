@@ -41,11 +41,23 @@ def _md_link(text: str, url: Any) -> str:
     return f"[{text}]({target})"
 
 
+def trial_strip(case: dict) -> str:
+    """A case's trials as ✓ ✓ ✗ (– for a trial that could not be measured); empty for one trial."""
+    results = case.get("trial_results") or []
+    if len(results) <= 1:
+        return ""
+    return " ".join(
+        "\u2713" if t.get("passed") else ("\u2717" if t.get("passed") is False else "\u2013") for t in results
+    )
+
+
 def _case_row(case: dict) -> str:
     name = _md_link(_md_code(case.get("name", "?")), case.get("run_url"))
+    strip = trial_strip(case)
+    trials = f" {strip}" + (" flaky" if case.get("flaky") else "") if strip else ""
     if case_passed(case):
-        return f"| {name} | PASS | |"
-    result = "FAIL" if case_measured(case) else "FAIL (not measured)"
+        return f"| {name} | PASS{trials} | |"
+    result = ("FAIL" if case_measured(case) else "FAIL (not measured)") + trials
     findings = "<br>".join(_md_text(item) for item in case_findings(case))
     return f"| {name} | {result} | {findings} |"
 
@@ -87,6 +99,13 @@ def format_markdown(gate: dict) -> str:
     blocked = gate.get("blocked_by") or []
     if blocked:
         lines += [f"- blocked by: {_md_text(item)}" for item in blocked] + [""]
+    notes = [f"- advisory: {_md_text(item)}" for item in gate.get("advisory") or []]
+    notes += [
+        f"- quarantined (not counted): {_md_code(c.get('name', '?'))} {'PASS' if case_passed(c) else 'FAIL'}"
+        for c in gate.get("quarantined") or []
+    ]
+    if notes:
+        lines += [*notes, ""]
     lines += _case_table(cases)
     if gate.get("url"):
         lines += ["", f"{_md_link('The gate run', gate['url'])} has every case, check and run."]

@@ -165,7 +165,9 @@ class Span(_Timed):
 class Run(_Timed):
     """One agent run. Use it as a context manager; on exit its payload joins ``tracer.runs``.
 
-    Set ``output`` (the final answer) and optionally ``cost_cents``, ``metadata``,
+    ``trial`` numbers the tries of one case in an experiment (1, 2, ...): a run sent again
+    with the same trial supersedes the earlier one at the gate. Set ``output`` (the final
+    answer) and optionally ``cost_cents``, ``metadata``,
     ``tags``, ``latency_ms``, ``started_at`` inside the block. An exception escaping it
     records the run with ``status="error"`` and its text (failed runs are the ones worth
     keeping), then is re-raised.
@@ -179,6 +181,7 @@ class Run(_Timed):
         name: str,
         input: Any = None,
         case: Any = None,
+        trial: int | None = None,
         dataset: str | None = None,
         experiment: str | None = None,
         metadata: dict | None = None,
@@ -193,6 +196,7 @@ class Run(_Timed):
         self.name = name
         self.input = input
         self.case = case
+        self.trial = trial
         self.dataset = dataset
         self.experiment = experiment
         self.metadata = dict(metadata or {})
@@ -261,6 +265,8 @@ class Run(_Timed):
             body["dataset"] = self.dataset
         if self.case is not None:
             body["case"] = self.case
+        if self.trial is not None:
+            body["trial"] = self.trial
         body.update(
             {
                 "input": self.input,
