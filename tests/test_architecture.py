@@ -8,8 +8,10 @@
 - No import cycle between modules, except a service that enqueues its own app's task
   (the task imports the service; the service imports the task where it enqueues).
 - Models import no views, APIs, tasks or services; tasks touch no models directly.
+- No module over 500 lines and no function over 60: one job each, readable on a screen.
 """
 
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -24,6 +26,7 @@ FOLDERS = {"evalgate": "client/evalgate"}
 FRAMEWORKS = ("django", "rest_framework", "celery", "kombu", "drf_spectacular")
 PURE_PACKAGES = ["checks", *OUTSIDE]
 MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +179,14 @@ def test_no_module_is_called_utils():
 def test_no_module_is_over_the_size_of_one_job():
     sizes = {str(p.relative_to(ROOT)): p.read_text().count("\n") for p in _project_sources()}
     assert {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = []
+    for path in _project_sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
