@@ -221,4 +221,4 @@ def label_write(*, project, trace, config, value, comment="", author):
 
 def run_labels(trace):
     """The run's current labels, by config then author."""
-    return list(trace.scores.filter(source=ScoreSource.HUMAN).order_by("scorer", "config_hash"))
+    return trace.scores.filter(source=ScoreSource.HUMAN).order_by("scorer", "id")

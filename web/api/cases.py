@@ -28,7 +28,7 @@ from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
 from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
-from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import NewestFirstCursorPagination, validated
 
 # The schema as an OpenAPI 3.1 component: the draft-07 "$schema" marker stays in the
@@ -168,7 +168,7 @@ class CaseCollection(APIView):
         description="Unknown fields and expectations that do not follow the published schema are a 400 naming "
         "the field (`expectations.tool_match`). A taken name, or a `source_trace_id` the dataset already holds, "
         "is a 409. The case starts at version 1 with a `created` revision.",
-        request={"application/json": CASE_CREATE_REQUEST},
+        request=request_component("CaseInRequest", CASE_CREATE_REQUEST),
         responses={201: CaseOut, **problem_responses(400, 401, 404, 409)},
     )
     def post(self, request, name):
@@ -209,7 +209,7 @@ class CaseCapture(APIView):
             "`use_output_as_expected`, a run that failed a check is refused (409 naming its failed checks) unless "
             "`accept_failed_output: true`; among several runs, the failing ones are skipped and listed in `skipped`."
         ),
-        request={"application/json": GUARDED_CAPTURE_SCHEMA},
+        request=request_component("CaptureInRequest", GUARDED_CAPTURE_SCHEMA),
         responses={
             201: OpenApiResponse(CaptureOut, description="At least one case was created."),
             200: OpenApiResponse(CaptureOut, description="Every run was already captured."),
@@ -249,7 +249,7 @@ class CaseDetail(APIView):
             "values (`archived` / `restored` when `status` leaves or returns from archived). An edit that changes "
             "nothing writes nothing. With `version`, an edit based on an older version is a 409."
         ),
-        request={"application/json": CASE_EDIT_REQUEST},
+        request=request_component("CasePatchInRequest", CASE_EDIT_REQUEST),
         responses={200: CaseDetailOut, **problem_responses(400, 401, 404, 409)},
     )
     def patch(self, request, case_id):

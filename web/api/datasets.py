@@ -27,7 +27,7 @@ from datasets.cases import dataset_create
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import CaseStatus, Dataset
 from evalsite.auth import request_project
-from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import NewestFirstCursorPagination, validated
 
 JSONL_MEDIA_TYPE = "application/jsonl"
@@ -106,7 +106,7 @@ class DatasetCollection(APIView):
     @extend_schema(
         operation_id="datasets_create",
         summary="Create a dataset",
-        request={"application/json": DATASET_REQUEST_SCHEMA},
+        request=request_component("DatasetInRequest", DATASET_REQUEST_SCHEMA),
         responses={201: DatasetOut, **problem_responses(400, 401, 409)},
     )
     def post(self, request):

@@ -299,7 +299,7 @@ class GateRunCases(APIView):
         operation_id="gate_runs_cases",
         summary="A gate run's case results, paged, failures first",
         parameters=[GateCaseQuery, *PAGE_PARAMETERS],
-        responses={200: paginated("GateCasePage", GateCase), **problem_responses(400, 401, 404)},
+        responses={200: paginated("PaginatedGateCaseList", GateCase), **problem_responses(400, 401, 404)},
     )
     def get(self, request, gate_run_id):
         query = validated(GateCaseQuery, request.query_params)

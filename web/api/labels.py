@@ -7,7 +7,7 @@ deleted), ``traces/{trace_id}/labels`` (POST a label, GET the run's labels), and
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,7 +24,7 @@ from scoring.labels import (
     run_labels,
 )
 from scoring.models import LabelConfig, LabelKind
-from web.api.openapi import problem_responses
+from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import NewestFirstCursorPagination, validated
 
 
@@ -72,7 +72,8 @@ class LabelOut(serializers.Serializer):
     def get_config(self, score) -> str:
         return score.scorer.split(":", 1)[1]
 
-    def get_value(self, score) -> object:
+    @extend_schema_field(OpenApiTypes.ANY)
+    def get_value(self, score):
         return score.detail.get("label")
 
     def get_author(self, score) -> str:
@@ -86,11 +87,16 @@ class ConfigPagination(NewestFirstCursorPagination):
     ordering = ("name",)
 
 
+class LabelPagination(NewestFirstCursorPagination):
+    ordering = ("scorer", "id")
+
+
 class LabelConfigCollection(APIView):
     @extend_schema(
         operation_id="label_configs_list",
         summary="The project's label configs, by name (archived ones included)",
-        responses={200: LabelConfigOut(many=True), **problem_responses(401)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated("PaginatedLabelConfigList", LabelConfigOut), **problem_responses(400, 401)},
     )
     def get(self, request):
         paginator = ConfigPagination()
@@ -100,7 +106,7 @@ class LabelConfigCollection(APIView):
     @extend_schema(
         operation_id="label_configs_create",
         summary="Define a label: boolean, categorical (options, passing) or numeric (minimum, maximum, pass_threshold)",
-        request={"application/json": LABEL_CONFIG_REQUEST},
+        request=request_component("LabelConfigInRequest", LABEL_CONFIG_REQUEST),
         responses={201: LabelConfigOut, **problem_responses(400, 401)},
     )
     def post(self, request):
@@ -119,7 +125,7 @@ class LabelConfigDetail(APIView):
         operation_id="label_configs_update",
         summary="Change a label config's description, options' passing set or threshold, or archive it",
         description="The name and the kind cannot change: labels already given keep their meaning.",
-        request={"application/json": LABEL_CONFIG_REQUEST},
+        request=request_component("LabelConfigInRequest", LABEL_CONFIG_REQUEST),
         responses={200: LabelConfigOut, **problem_responses(400, 401, 404)},
     )
     def patch(self, request, name):
@@ -155,11 +161,14 @@ class TraceLabels(APIView):
     @extend_schema(
         operation_id="traces_labels_list",
         summary="A run's labels, by config then author",
-        responses={200: LabelOut(many=True), **problem_responses(401, 404)},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated("PaginatedLabelList", LabelOut), **problem_responses(400, 401, 404)},
     )
     def get(self, request, trace_id):
         trace = trace_get(project=request_project(request), trace_id=trace_id)
-        return Response(LabelOut(run_labels(trace), many=True).data)
+        paginator = LabelPagination()
+        page = paginator.paginate_queryset(run_labels(trace), request, view=self)
+        return paginator.get_paginated_response(LabelOut(page, many=True).data)
 
 
 class CriterionAgreement(APIView):

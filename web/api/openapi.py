@@ -84,6 +84,25 @@ def bad_request_documented(result, generator, request, public):
     return result
 
 
+_NAMED_REQUESTS = {}
+
+
+def request_component(name, schema):
+    """A request body described by ``schema`` (the rules' own JSON Schema) as component ``name``.
+
+    Client generators then give the body a type of that name; the schema is added to the
+    document's components by ``named_requests_added``.
+    """
+    _NAMED_REQUESTS[name] = {k: v for k, v in schema.items() if k != "$schema"}
+    return {"application/json": {"$ref": f"#/components/schemas/{name}"}}
+
+
+def named_requests_added(result, generator, request, public):
+    """Postprocessing hook: the components ``request_component`` named."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(_NAMED_REQUESTS)
+    return result
+
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "evalsite.auth.ApiKeyAuthentication"
     name = "ApiKey"
