@@ -94,90 +94,114 @@ class _Timeout(Exception):
 
 def http_post(url, *, body, headers, timeout_seconds, max_bytes=MAX_REPLY_BYTES):
     """POST ``body`` to ``url``; an ``HttpReply`` (any status) or an ``Abstain`` (no status)."""
-    started = time.monotonic()
-    deadline = started + timeout_seconds
-    parts = urlsplit(url)
-    https = parts.scheme == "https"
-    host = parts.hostname
-    port = parts.port or (443 if https else 80)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    watchdog = _Watchdog(timeout_seconds)
-    phase = "connect"
-    sock = None
+    call = _Call(url, timeout_seconds)
+    call.watchdog.start()
+    try:
+        return call.post(body, headers, max_bytes)
+    except Exception as exc:
+        return call.failure(exc)
+    finally:
+        call.close()
 
-    def time_left():
-        left = deadline - time.monotonic()
-        if left <= 0 or watchdog.fired:
+
+class _Call:
+    """One POST under one deadline, connect to last byte; ``phase`` names where it is."""
+
+    def __init__(self, url, timeout_seconds):
+        self.started = time.monotonic()
+        self.timeout_seconds = timeout_seconds
+        self.deadline = self.started + timeout_seconds
+        self.parts = urlsplit(url)
+        self.watchdog = _Watchdog(timeout_seconds)
+        self.phase = "connect"
+        self.sock = None
+
+    def time_left(self):
+        left = self.deadline - time.monotonic()
+        if left <= 0 or self.watchdog.fired:
             raise _Timeout()
         return left
 
-    watchdog.start()
-    try:
-        sock = socket.create_connection((host, port), timeout=time_left())
-        watchdog.watch(sock)
-        if https:
-            context = tls_context()
-            sock = context.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
-            watchdog.watch(sock)
-            sock.settimeout(time_left())
-            sock.do_handshake()
-            connection = http.client.HTTPSConnection(host, port, context=context)
-        else:
-            connection = http.client.HTTPConnection(host, port)
+    def connect(self):
+        parts = self.parts
+        https = parts.scheme == "https"
+        host = parts.hostname
+        port = parts.port or (443 if https else 80)
+        self.sock = socket.create_connection((host, port), timeout=self.time_left())
+        self.watchdog.watch(self.sock)
+        if not https:
+            return http.client.HTTPConnection(host, port)
+        context = tls_context()
+        self.sock = context.wrap_socket(self.sock, server_hostname=host, do_handshake_on_connect=False)
+        self.watchdog.watch(self.sock)
+        self.sock.settimeout(self.time_left())
+        self.sock.do_handshake()
+        return http.client.HTTPSConnection(host, port, context=context)
+
+    def post(self, body, headers, max_bytes):
+        connection = self.connect()
         # The socket is ours (connected under the deadline and the watchdog): no connect() here.
-        connection.sock = sock
-        phase = "send"
-        sock.settimeout(time_left())
+        connection.sock = self.sock
+        self.phase = "send"
+        self.sock.settimeout(self.time_left())
+        path = (self.parts.path or "/") + (f"?{self.parts.query}" if self.parts.query else "")
         connection.request("POST", path, body=body, headers=headers)
-        phase = "receive"
-        sock.settimeout(time_left())
+        self.phase = "receive"
+        self.sock.settimeout(self.time_left())
         response = connection.getresponse()
         reply_headers = {name.lower(): value for name, value in response.getheaders()}
         declared = _content_length(reply_headers)
-        chunks, received = [], 0
-        if declared is None or declared <= max_bytes:
-            while received <= max_bytes:
-                sock.settimeout(time_left())
-                chunk = response.read1(min(_CHUNK_BYTES, max_bytes + 1 - received))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                received += len(chunk)
+        received = self.read(response, max_bytes) if declared is None or declared <= max_bytes else b""
         # A read the watchdog cut short ends like a normal end of stream: check it.
-        time_left()
-        truncated = received > max_bytes or (declared is not None and declared > max_bytes)
+        self.time_left()
+        truncated = len(received) > max_bytes or (declared is not None and declared > max_bytes)
         return HttpReply(
             status=response.status,
-            body=b"".join(chunks)[:max_bytes],
+            body=received[:max_bytes],
             truncated=truncated,
             headers=reply_headers,
-            elapsed_seconds=time.monotonic() - started,
+            elapsed_seconds=time.monotonic() - self.started,
         )
-    except Exception as exc:
-        if isinstance(exc, _Timeout | TimeoutError) or watchdog.fired or time.monotonic() >= deadline:
+
+    def read(self, response, max_bytes):
+        """The body, read until its end or one byte past ``max_bytes``."""
+        chunks, received = [], 0
+        while received <= max_bytes:
+            self.sock.settimeout(self.time_left())
+            chunk = response.read1(min(_CHUNK_BYTES, max_bytes + 1 - received))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            received += len(chunk)
+        return b"".join(chunks)
+
+    def failure(self, exc):
+        """The ``Abstain`` for a call that got no status; anything but a network error is raised."""
+        if isinstance(exc, _Timeout | TimeoutError) or self.watchdog.fired or time.monotonic() >= self.deadline:
             return Abstain(
                 "timeout",
                 {
-                    "message": f"the judge did not answer within {timeout_seconds:g} s (connect to last byte)",
-                    "timeout_seconds": timeout_seconds,
-                    "phase": phase,
+                    "message": f"the judge did not answer within {self.timeout_seconds:g} s (connect to last byte)",
+                    "timeout_seconds": self.timeout_seconds,
+                    "phase": self.phase,
                 },
             )
         if not isinstance(exc, OSError | http.client.HTTPException | ValueError):
-            raise
+            raise exc
         return Abstain(
             "unreachable",
             {
-                "message": f"the judge could not be reached ({phase}): {_error_text(exc)}",
+                "message": f"the judge could not be reached ({self.phase}): {_error_text(exc)}",
                 "error": _error_text(exc),
-                "phase": phase,
+                "phase": self.phase,
             },
         )
-    finally:
-        watchdog.stop()
-        if sock is not None:
+
+    def close(self):
+        self.watchdog.stop()
+        if self.sock is not None:
             with contextlib.suppress(OSError):
-                sock.close()
+                self.sock.close()
 
 
 def tls_context():

@@ -79,19 +79,9 @@ def _score(judge, criterion_id, run, deadline):
     if is_empty(run.output):
         return Abstain("no_answer", {"message": "the run has no answer: there is nothing to judge"})
     if deadline is not None:
-        left = deadline - time.monotonic()
-        if left + DEADLINE_TOLERANCE_SECONDS < judge.timeout_seconds:
-            return Abstain(
-                "deadline",
-                {
-                    "message": (
-                        f"the request's deadline left {max(left, 0):.1f} s, less than the judge's timeout of "
-                        f"{judge.timeout_seconds} s; no call was made"
-                    ),
-                    "seconds_left": round(max(left, 0), 3),
-                    "timeout_seconds": judge.timeout_seconds,
-                },
-            )
+        short = _deadline_short(judge, deadline)
+        if short is not None:
+            return short
 
     messages = judge_messages(
         question=question,
@@ -130,6 +120,24 @@ def _score(judge, criterion_id, run, deadline):
             "threshold": PASS_THRESHOLD,
             "reply": quote(content),
             "elapsed_ms": round(reply.elapsed_seconds * 1000),
+        },
+    )
+
+
+def _deadline_short(judge, deadline):
+    """An ``Abstain`` when the request's deadline leaves less than the judge's timeout."""
+    left = deadline - time.monotonic()
+    if left + DEADLINE_TOLERANCE_SECONDS >= judge.timeout_seconds:
+        return None
+    return Abstain(
+        "deadline",
+        {
+            "message": (
+                f"the request's deadline left {max(left, 0):.1f} s, less than the judge's timeout of "
+                f"{judge.timeout_seconds} s; no call was made"
+            ),
+            "seconds_left": round(max(left, 0), 3),
+            "timeout_seconds": judge.timeout_seconds,
         },
     )
 

@@ -109,17 +109,7 @@ def _merge(project, by_trace, outcome):
     created = set(_traces_create(project, starts))
     traces = list(Trace.objects.select_for_update().filter(project=project, trace_id__in=trace_ids).order_by("pk"))
 
-    mine = []
-    for trace in traces:
-        if trace.source != TraceSource.OTLP:
-            count = len(by_trace.pop(trace.trace_id))
-            outcome.rejected += count
-            outcome.problems.append(
-                f"run {trace.trace_id} was sent to /v1/api/traces and does not take OpenTelemetry spans "
-                f"({count} span(s) rejected)"
-            )
-        else:
-            mine.append(trace)
+    mine = _otlp_runs(traces, by_trace, outcome)
     stored = _stored_spans(mine, by_trace)
     counts = dict(
         Span.objects.filter(trace__in=mine).values("trace_id").annotate(n=Count("id")).values_list("trace_id", "n")
@@ -165,6 +155,22 @@ def _merge(project, by_trace, outcome):
     Trace.objects.filter(pk__in=[t.pk for t in touched if t.trace_id not in created]).update(revision=F("revision") + 1)
     # Last, so the project's quota row is locked only for the end of the transaction.
     quota_reserve(project=project, count=len(created & {t.trace_id for t in touched}))
+
+
+def _otlp_runs(traces, by_trace, outcome):
+    """The runs that take spans; spans for runs sent to the runs API are rejected."""
+    mine = []
+    for trace in traces:
+        if trace.source != TraceSource.OTLP:
+            count = len(by_trace.pop(trace.trace_id))
+            outcome.rejected += count
+            outcome.problems.append(
+                f"run {trace.trace_id} was sent to /v1/api/traces and does not take OpenTelemetry spans "
+                f"({count} span(s) rejected)"
+            )
+        else:
+            mine.append(trace)
+    return mine
 
 
 def _traces_create(project, starts):

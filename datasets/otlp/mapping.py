@@ -121,13 +121,7 @@ def span_map(span):
     parent_span_id = _id(span.parent_span_id, 8, "parentSpanId") if span.parent_span_id else None
     if parent_span_id == span_id:
         raise SpanRejected(f"span {span_id} names itself as its parent")
-    start, end = span.start_time_unix_nano, span.end_time_unix_nano
-    if not start:
-        raise SpanRejected(f"span {span_id} has no startTimeUnixNano")
-    if not end:
-        raise SpanRejected(f"span {span_id} has no endTimeUnixNano (only ended spans are accepted)")
-    if end < start:
-        raise SpanRejected(f"span {span_id} ends before it starts")
+    start, end = _times(span, span_id)
 
     attrs = span.attributes
     used = set()
@@ -139,23 +133,7 @@ def span_map(span):
     cost = _cost(attrs, used)
     input_value, output_value = _io(kind, attrs, span.events, used, used_events)
     status, error = _status(span)
-
-    attributes = {k: v for k, v in attrs.items() if k not in used}
-    for key in LINK_KEYS:
-        if key not in attributes and span.resource.get(key) is not None:
-            attributes[key] = span.resource[key]
-    if span.kind:
-        attributes["otel.span_kind"] = span.kind
-    if span.scope_name or span.scope_version:
-        attributes["otel.scope"] = {"name": span.scope_name, "version": span.scope_version}
-    if span.resource:
-        attributes["otel.resource"] = span.resource
-    events = [_event_out(e) for i, e in enumerate(span.events) if i not in used_events]
-    if events:
-        attributes["otel.events"] = events
-    if span.links:
-        attributes["otel.links"] = span.links
-
+    attributes = _leftover_attributes(span, used, used_events)
     return MappedSpan(
         trace_id=trace_id,
         span_id=span_id,
@@ -174,6 +152,38 @@ def span_map(span):
         usage=usage,
         attributes=attributes,
     )
+
+
+def _times(span, span_id):
+    """(start, end) in Unix nanoseconds of an ended span; raises ``SpanRejected``."""
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if not start:
+        raise SpanRejected(f"span {span_id} has no startTimeUnixNano")
+    if not end:
+        raise SpanRejected(f"span {span_id} has no endTimeUnixNano (only ended spans are accepted)")
+    if end < start:
+        raise SpanRejected(f"span {span_id} ends before it starts")
+    return start, end
+
+
+def _leftover_attributes(span, used, used_events):
+    """What the span carries beyond the mapped fields, kept under its attributes."""
+    attributes = {k: v for k, v in span.attributes.items() if k not in used}
+    for key in LINK_KEYS:
+        if key not in attributes and span.resource.get(key) is not None:
+            attributes[key] = span.resource[key]
+    if span.kind:
+        attributes["otel.span_kind"] = span.kind
+    if span.scope_name or span.scope_version:
+        attributes["otel.scope"] = {"name": span.scope_name, "version": span.scope_version}
+    if span.resource:
+        attributes["otel.resource"] = span.resource
+    events = [_event_out(e) for i, e in enumerate(span.events) if i not in used_events]
+    if events:
+        attributes["otel.events"] = events
+    if span.links:
+        attributes["otel.links"] = span.links
+    return attributes
 
 
 def span_kind(attrs):
