@@ -116,13 +116,15 @@ def queue_filter_create(*, project, data, by=None):
     return QueueFilter.objects.create(project=project, created_by=by, **fields)
 
 
-def queue_for_cases(*, project):
-    """The project's queue of cases needing an expected answer (created on first use; idempotent)."""
+def queue_for_cases(*, project, dataset=None):
+    """The queue of the project's cases needing an expected answer, of ``dataset`` when given
+    (created on first use; idempotent, also when two requests create it at once)."""
+    name = f"{CASES_QUEUE_NAME}: {dataset.name}"[:100] if dataset is not None else CASES_QUEUE_NAME
     QueueFilter.objects.bulk_create(
-        [QueueFilter(project=project, name=CASES_QUEUE_NAME, kind=QueueFilter.Kind.CASES_NEEDING_ANSWER)],
+        [QueueFilter(project=project, name=name, kind=QueueFilter.Kind.CASES_NEEDING_ANSWER, dataset=dataset)],
         ignore_conflicts=True,
     )
-    return queue_filter_list(project=project).get(name=CASES_QUEUE_NAME)
+    return queue_filter_list(project=project).get(name=name)
 
 
 def queue_for_disagreements(*, project, criterion, by=None):
@@ -179,6 +181,12 @@ def _done(queue):
 
 def _held_by_others(queue, user, now):
     return QueueItem.objects.filter(queue=queue, item=OuterRef("pk"), lease_until__gt=now).exclude(claimed_by=user)
+
+
+def queue_open(queue, *, user=None, now=None):
+    """The items still to do: not done, and not held by a reviewer other than ``user`` (a queryset)."""
+    now = now or timezone.now()
+    return queue_candidates(queue).exclude(Exists(_done(queue))).exclude(Exists(_held_by_others(queue, user, now)))
 
 
 def queue_progress(queue):
