@@ -157,3 +157,11 @@ def test_the_review_page_opens_its_cases_in_the_queue_by_dataset(acme):
     case_b.refresh_from_db()
     assert case_b.expected_output == "75,00 EUR"
     assert "Nothing left" in bob.get(queue).content.decode()
+
+
+def test_the_runs_list_filters_on_a_label(acme):
+    helpful = acme.acme.label_configs.get(name="helpful")
+    r2 = acme.acme.traces.get(trace_id="r2")
+    label_write(project=acme.acme, trace=r2, config=helpful, value=False, author={"name": "bob", "by": "user"})
+    page = _client(acme.victor).get("/p/acme/runs/?label=helpful:false").content.decode()
+    assert "/p/acme/runs/r2/" in page and "/p/acme/runs/r1/" not in page

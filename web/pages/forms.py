@@ -120,6 +120,9 @@ class RunFilterForm(forms.Form):
         help_text="A scorer id, or 'any'.",
         widget=forms.TextInput(attrs={"list": "scorer-ids"}),
     )
+    label = forms.CharField(
+        required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
+    )
 
     def filters(self):
         """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""
@@ -134,6 +137,7 @@ class RunFilterForm(forms.Form):
             "started_to": d["until"],
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
+            "label": d["label"] or None,
         }
 
 
