@@ -162,7 +162,7 @@ def queue_candidates(queue):
 
 
 def queue_item_load(queue, item):
-    """The run (or case) ``item`` of the queue's project; ``NotFound`` otherwise."""
+    """The run (or case) ``item`` of this queue; ``NotFound`` otherwise."""
     if queue.kind == QueueFilter.Kind.CASES_NEEDING_ANSWER:
         found = GoldenCase.objects.select_related("dataset", "source_run").filter(
             dataset__project=queue.project, pk=item
@@ -170,7 +170,12 @@ def queue_item_load(queue, item):
     else:
         found = Trace.objects.select_related("experiment", "case").filter(project=queue.project, pk=item)
     found = found.first()
-    if found is None:
+    # An item of the project outside the filter (a hand-made address) is not this queue's,
+    # unless it was worked here before and has left the filter since (a labelled run).
+    belongs = found is not None and (
+        queue_candidates(queue).filter(pk=item).exists() or QueueItem.objects.filter(queue=queue, item=item).exists()
+    )
+    if not belongs:
         raise NotFound(f"No item {item} in this queue.")
     return found
 

@@ -9,6 +9,8 @@ from scoring.labels import label_config_create, label_configs_for_criteria, labe
 from scoring.models import QueueItem, Score, ScoreSource
 from scoring.queue import queue_filter_create
 from tests.factories import trace_create
+from web.pages.diffs import value_diff, word_diff
+from web.pages.label_forms import LabelForm
 
 
 def _client(user):
@@ -165,3 +167,31 @@ def test_the_runs_list_filters_on_a_label(acme):
     label_write(project=acme.acme, trace=r2, config=helpful, value=False, author={"name": "bob", "by": "user"})
     page = _client(acme.victor).get("/p/acme/runs/?label=helpful:false").content.decode()
     assert "/p/acme/runs/r2/" in page and "/p/acme/runs/r1/" not in page
+
+
+def test_a_run_outside_the_queues_filter_is_not_one_of_its_items(acme):
+    queue = queue_filter_create(project=acme.acme, data={"name": "failed", "failed_scorer": "any"})
+    pk = acme.acme.traces.get(trace_id="r1").pk
+    assert _client(acme.bob).get(f"/p/acme/queue/{queue.pk}/items/{pk}/").status_code == 404
+    assert not QueueItem.objects.filter(queue=queue).exists()
+
+
+def test_text_differs_by_words_and_json_objects_by_keys():
+    assert word_diff("costs 75,00 EUR", "costs 80,00 EUR") == [
+        ("equal", "costs "), ("delete", "75,00"), ("insert", "80,00"), ("equal", " EUR"),
+    ]  # fmt: skip
+    kind, rows = value_diff('{"room": "Focus", "hours": 3}', {"room": "Focus", "hours": 2, "tier": "pro"})
+    assert kind == "keys"
+    assert [(r["key"], r["state"]) for r in rows] == [("hours", "changed"), ("room", "same"), ("tier", "extra")]
+    assert value_diff("[1, 2]", "[1, 3]")[0] == "words"
+
+
+def test_a_small_numeric_range_is_one_choice_per_step(acme):
+    quality = label_config_create(
+        project=acme.acme, data={"name": "quality", "kind": "numeric", "minimum": 1, "maximum": 5}
+    )
+    wide = label_config_create(project=acme.acme, data={"name": "score", "kind": "numeric", "minimum": 0, "maximum": 1})
+    form = LabelForm({f"config_{quality.pk}": "4", f"config_{wide.pk}": "0.25"}, configs=[quality, wide])
+    assert form.is_valid(), form.errors
+    assert [(c.name, v) for c, v in form.values()] == [("quality", 4), ("score", 0.25)]
+    assert [c[1] for c in form.fields[f"config_{quality.pk}"].choices] == ["1", "2", "3", "4", "5"]

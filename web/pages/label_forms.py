@@ -1,7 +1,7 @@
 """The label controls of the run page and the annotation queue: one field per label config.
 
 Boolean configs are yes/no radios, categorical ones a radio per option, numeric ones a
-radio per step when the range is a few whole numbers (else a number field). A field left
+radio per step when the range is 3 to 9 whole numbers (else a number field). A field left
 empty labels nothing. The form only reads the reviewer's choice; ``scoring.labels``
 decides what a valid label is, and its errors come back next to the field.
 """
@@ -10,14 +10,17 @@ from django import forms
 
 from scoring.models import LabelKind
 
-# A numeric range of at most this many whole steps gets one radio (and one key) per step.
-MAX_STEPS = 9
+# A numeric range of whole numbers with 3 to 9 steps (1..5 stars) gets one radio (and one
+# key) per step; any other range (0..1, 0..100) a number field, which takes any value in it.
+MIN_STEPS, MAX_STEPS = 3, 9
 BOOLEAN_CHOICES = [("true", "yes"), ("false", "no")]
 
 
 def _steps(config):
     low, high = config.minimum, config.maximum
-    if low is None or high is None or low != int(low) or high != int(high) or high - low + 1 > MAX_STEPS:
+    if low is None or high is None or low != int(low) or high != int(high):
+        return None
+    if not MIN_STEPS <= high - low + 1 <= MAX_STEPS:
         return None
     return [int(low) + i for i in range(int(high - low) + 1)]
 
