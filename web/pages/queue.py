@@ -54,7 +54,8 @@ def queue_list(request, project):
             messages.success(request, f"Queue {queue.name} saved.")
             return redirect("queue", slug=project.slug, queue_id=queue.pk)
     queues = list(queue_filter_list(project=project))
-    if not any(q.kind == QueueFilter.Kind.CASES_NEEDING_ANSWER and not q.dataset_id for q in queues):
+    if can_curate(request) and not any(q.kind == QueueFilter.Kind.CASES_NEEDING_ANSWER for q in queues):
+        # The review queue's cases are always one click away for those who can work them.
         queues.insert(0, queue_for_cases(project=project))
     rows = [(q, queue_progress(q)) for q in queues]
     return page_render(request, "queue/list.html", {"rows": rows, "form": form}, status=400 if form.errors else 200)
