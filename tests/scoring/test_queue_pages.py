@@ -195,3 +195,17 @@ def test_a_small_numeric_range_is_one_choice_per_step(acme):
     assert form.is_valid(), form.errors
     assert [(c.name, v) for c, v in form.values()] == [("quality", 4), ("score", 0.25)]
     assert [c[1] for c in form.fields[f"config_{quality.pk}"].choices] == ["1", "2", "3", "4", "5"]
+
+
+def test_an_admin_defines_and_archives_a_label_config_on_the_labels_page(acme):
+    alice = _client(acme.alice)
+    body = {"action": "create", "name": "stars", "kind": "numeric", "minimum": "1", "maximum": "5", "options": ""}
+    assert alice.post("/p/acme/labels/", body).status_code == 302
+    stars = acme.acme.label_configs.get(name="stars")
+    assert (stars.kind, stars.minimum, stars.maximum, stars.pass_threshold) == ("numeric", 1, 5, 3)
+    bad = alice.post("/p/acme/labels/", {"action": "create", "name": "mood", "kind": "categorical", "options": "x"})
+    assert bad.status_code == 400 and "at least two categories" in bad.content.decode()
+    assert alice.post("/p/acme/labels/", {"action": "archive", "config": "stars"}).status_code == 302
+    assert acme.acme.label_configs.get(name="stars").archived
+    assert _client(acme.bob).post("/p/acme/labels/", {"action": "create", "name": "x"}).status_code == 403
+    assert not acme.acme.label_configs.filter(name__in=["mood", "x"]).exists()

@@ -1,6 +1,7 @@
 """Labels pages: every label of the project (by config, by author), and the judge's agreement with reviewers.
 
-``labels/`` lists the current labels, newest first, filtered by label config and author.
+``labels/`` lists the current labels, newest first, filtered by label config and author;
+admins define label configs there (and archive or restore them: never a delete).
 ``agreement/`` shows, per judge criterion, what ``GET /v1/api/judge/criteria/{name}/agreement``
 answers (n, accuracy, kappa, confusion matrix, the runs in disagreement) and, per gate
 policy, whether the criterion gates or is advisory; a button opens the queue of the runs
@@ -12,9 +13,19 @@ from django.contrib import messages
 from django.shortcuts import redirect
 
 from evalsite.errors import DomainError
+from evalsite.models import Role
 from experiments.models import GatePolicy
 from scoring.calibration import advisory_reason, agreement, disagreements
-from scoring.labels import label_authors, label_config_get, label_config_list, labels_of_project, labels_write
+from scoring.labels import (
+    label_authors,
+    label_config_create,
+    label_config_get,
+    label_config_list,
+    label_config_update,
+    labels_of_project,
+    labels_write,
+)
+from scoring.models import LabelKind
 from scoring.queue import queue_for_disagreements
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.forms import errors_show
@@ -22,6 +33,29 @@ from web.pages.label_forms import LabelForm
 
 LABELS_PER_PAGE = 50
 DISAGREEMENTS_LISTED = 20
+
+
+class LabelConfigForm(forms.Form):
+    """A new label config, as an admin types it (lists comma-separated); ``scoring.labels`` judges it."""
+
+    name = forms.CharField(max_length=100)
+    description = forms.CharField(required=False, max_length=1000)
+    kind = forms.ChoiceField(choices=LabelKind.choices)
+    options = forms.CharField(required=False, help_text="categorical: the categories, comma-separated")
+    passing = forms.CharField(required=False, help_text="categorical: those that pass, comma-separated")
+    minimum = forms.FloatField(required=False, help_text="numeric")
+    maximum = forms.FloatField(required=False, help_text="numeric")
+    pass_threshold = forms.FloatField(required=False, help_text="numeric: a label at least this passes")
+
+    def config_data(self):
+        d = self.cleaned_data
+        data = {"name": d["name"], "description": d["description"], "kind": d["kind"]}
+        if d["kind"] == LabelKind.CATEGORICAL:
+            data["options"] = [o.strip() for o in d["options"].split(",") if o.strip()]
+            data["passing"] = [o.strip() for o in d["passing"].split(",") if o.strip()]
+        if d["kind"] == LabelKind.NUMERIC:
+            data.update({k: d[k] for k in ("minimum", "maximum", "pass_threshold") if d[k] is not None})
+        return data
 
 
 class LabelFilterForm(forms.Form):
@@ -39,8 +73,14 @@ class LabelFilterForm(forms.Form):
         return {k: v for k, v in self.cleaned_data.items() if v}
 
 
-@project_page
+@project_page(change_role=Role.ADMIN)
 def labels_page(request, project):
+    """The labels, filtered; admins also define label configs here and archive or restore them."""
+    config_form = LabelConfigForm(request.POST if request.POST.get("action") == "create" else None)
+    if request.method == "POST":
+        done = _config_change(request, project, config_form)
+        if done:
+            return redirect("labels", slug=project.slug)
     configs = list(label_config_list(project=project))
     filters = LabelFilterForm(request.GET or None, configs=configs, authors=label_authors(project=project))
     labels, newer, older = cursor_page(
@@ -49,11 +89,28 @@ def labels_page(request, project):
         ordering=("-created_at", "-id"),
         page_size=LABELS_PER_PAGE,
     )
-    return page_render(
-        request,
-        "labels/list.html",
-        {"filters": filters, "labels": labels, "newer": newer, "older": older, "configs": configs},
-    )
+    context = {"filters": filters, "labels": labels, "newer": newer, "older": older, "configs": configs}
+    context["config_form"] = config_form
+    return page_render(request, "labels/list.html", context, status=400 if config_form.errors else 200)
+
+
+def _config_change(request, project, form):
+    """Create (``action=create``), archive or restore a label config; True when something was written."""
+    action = request.POST.get("action")
+    if action in ("archive", "restore"):
+        config = label_config_get(project=project, name=request.POST.get("config", ""))
+        label_config_update(config=config, data={"archived": action == "archive"})
+        messages.success(request, f"Label config {config.name} {action}d.")
+        return True
+    if action == "create" and form.is_valid():
+        try:
+            config = label_config_create(project=project, data=form.config_data())
+        except DomainError as exc:
+            errors_show(form, exc)
+            return False
+        messages.success(request, f"Label config {config.name} created.")
+        return True
+    return False
 
 
 def _gating(policies, found):
