@@ -7,6 +7,8 @@ are given different runs and bob cannot label the run alice holds. Every page is
 at 390 px and 1440 px wide for sideways scrolling; screenshots go to ``var/artifacts``.
 """
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -127,14 +129,17 @@ def test_a_reviewer_writes_an_expected_answer_and_captures_a_run_from_the_queue(
     page.goto(f"/p/acme/queue/{acme.queue.pk}/")
     with page.expect_navigation():
         page.keyboard.press("c")
-    page.wait_for_url("**/p/acme/runs/run-1/#capture-form")
+    page.wait_for_url(f"**/p/acme/runs/run-1/?queue={acme.queue.pk}#capture-form")
     form = page.locator("#capture-form")
     form.locator("#id_dataset").select_option("reservo")
     form.locator("#id_name").fill("from_the_queue")
     form.locator("#id_expected_output").fill("Focus pro 3h cuesta 75,00 €.")
     form.locator("button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/items/\d+/"))
     assert "Captured 1 run into reservo" in page.inner_text(".messages")
+    assert "run-2" in page.inner_text("h1"), "the captured run is done in the queue"
     assert GoldenCase.objects.filter(name="from_the_queue", source_trace_id="run-1").exists()
+    assert QueueItem.objects.get(item=acme.acme.traces.get(trace_id="run-1").pk).outcome == "captured"
 
 
 def test_two_reviewers_in_two_browsers_are_never_given_the_same_run(browser, live_server, acme):

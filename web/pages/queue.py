@@ -156,6 +156,15 @@ def _finish(request, queue, item, outcome, text):
     return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
 
 
+def queue_after_capture(request, project, trace, queue_id):
+    """After a run opened from queue ``queue_id`` was captured: the item is done (captured), on to the next."""
+    try:
+        queue = queue_filter_get(project=project, queue_id=int(queue_id))
+    except (ValueError, DomainError):
+        return redirect("run", slug=project.slug, trace_id=trace.trace_id)
+    return _finish(request, queue, trace.pk, Outcome.CAPTURED, "Done in the queue: captured.")
+
+
 def _run_context(request, project, trace):
     configs = label_config_list(project=project, include_archived=False)
     scores, _ = run_scores(trace)

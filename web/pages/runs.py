@@ -21,6 +21,7 @@ from web.pages.access import cursor_page, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
 from web.pages.label_forms import LabelForm
 from web.pages.labels import run_label_post
+from web.pages.queue import queue_after_capture
 
 RUNS_PER_PAGE = 50
 
@@ -111,6 +112,8 @@ def run_detail(request, project, trace_id):
         done = capture_into(project=project, form=capture, data=capture.capture_data(trace.trace_id), by=request.user)
         if done is not None:
             _captured_message(request, *done)
+            if request.GET.get("queue"):
+                return queue_after_capture(request, project, trace, request.GET["queue"])
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     scores, abstentions = run_scores(trace)
     return page_render(
