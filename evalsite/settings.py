@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it is the first to see what a view raised: a lost database is a 503.
+    "web.system.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "web.urls"
