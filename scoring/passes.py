@@ -47,6 +47,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from evalsite.broker import send_or_leave_to_sweeper
 from scoring.catalog import catalog_for
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import is_judged, outcomes_judge
@@ -112,7 +113,10 @@ def pass_start(*, project, data, requested_by=None, requested_by_key=None, chunk
             requested_by_key=requested_by_key,
             progressed_at=now,
         )
-        transaction.on_commit(lambda: _send_plan(scoring_pass))
+        # The broker may be away: the pass stays queued and the sweeper sends it later.
+        transaction.on_commit(
+            lambda: send_or_leave_to_sweeper(lambda: _send_plan(scoring_pass), what=f"pass {scoring_pass.pk}")
+        )
     return scoring_pass
 
 
