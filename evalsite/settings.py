@@ -196,10 +196,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Runs per chunk of a scoring pass (one task each). 1000 runs with the 16 built-in
 # scorers take well under a second, far below the visibility timeout and the lease.
 EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, maximum=100_000)
-# A claimed chunk is leased to its worker, renewed at each write batch; a chunk whose
-# lease ran out (its worker died) is sent again by the sweeper every worker runs, on
-# any broker (the filesystem one never redelivers). Keep it above the longest batch.
-EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 300, minimum=1)
+# A claimed chunk (or gate run) is leased to its worker, renewed by a thread every third
+# of the lease while it works; a chunk whose lease ran out (its worker died) is sent
+# again by the sweeper every worker runs every quarter of the lease, on any broker (the
+# filesystem one never redelivers). 20 s: a dead worker's chunk moves on within ~30 s.
+EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minimum=1)
+# Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
+EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
