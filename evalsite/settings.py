@@ -4,8 +4,11 @@ Embedded default (nothing to set): SQLite under ``var/`` and a Celery broker on 
 filesystem under ``var/broker``. With ``DATABASE_URL`` and ``REDIS_URL`` the same code
 runs on PostgreSQL and Redis. ``EVALSITE_PRODUCTION=1`` requires a real ``SECRET_KEY``
 and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` asks for.
+Django's debug mode is off unless ``EVALSITE_DEBUG=1`` turns it on (the demo does not
+need it: static files and local host names follow ``EVALSITE_PRODUCTION`` instead).
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
@@ -14,7 +17,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
 
 PRODUCTION = env_bool("EVALSITE_PRODUCTION", False)
-DEBUG = env_bool("DEBUG", not PRODUCTION)
+# Our own variable, off by default: a generic DEBUG=1 left in an environment by another
+# tool must not show tracebacks and settings to visitors.
+DEBUG = env_bool("EVALSITE_DEBUG", False)
 SECRET_KEY = secret_key("SECRET_KEY", required=PRODUCTION, keep_in=VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -34,6 +39,7 @@ INSTALLED_APPS = [
     "scoring",
     "experiments",
     "web",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -49,6 +55,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it is the first to see what a view raised: a lost database is a 503.
     "web.system.DatabaseOutageMiddleware",
+    # Answers a locked-out login (django-axes) with its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "web.urls"
@@ -79,6 +87,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# django-axes first: it counts failed logins (pages and admin) and refuses a locked-out
+# one before the password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Wrong passwords for one username from one address before that pair is locked out
+# (429), and for how long. Per pair, so an attacker cannot lock a user out from
+# elsewhere, and a user behind a shared address is not locked out by another's typos.
+AXES_FAILURE_LIMIT = env_int("EVALSITE_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("EVALSITE_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Reverse proxies in front of the site whose X-Forwarded-For entries name the client
+# (evalsite.addresses); 0 trusts none and counts per socket address.
+EVALSITE_TRUSTED_PROXIES = env_int("EVALSITE_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+AXES_CLIENT_IP_CALLABLE = "evalsite.addresses.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -218,6 +241,8 @@ LOGGING = {
         # Django's own console handler would print every line a second time.
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # Lockouts and failed logins are warnings; its start-up banner is not worth a line.
+        "axes": {"level": "WARNING"},
     },
 }
 

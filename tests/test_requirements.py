@@ -94,5 +94,7 @@ def test_a_worker_on_redis_loads_with_only_what_requirements_txt_installs():
     result = subprocess.run(
         [sys.executable, "-c", LOADS_A_REDIS_WORKER], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
-    assert result.returncode == 0, f"a worker on Redis cannot load from requirements.txt alone:\n{result.stderr[-2000:]}"
+    assert result.returncode == 0, (
+        f"a worker on Redis cannot load from requirements.txt alone:\n{result.stderr[-2000:]}"
+    )
     assert "kombu.transport.redis" in result.stdout
