@@ -94,7 +94,7 @@ def database_unavailable(exc):
     """
     if isinstance(exc, (OperationalError, InterfaceError)):
         return DatabaseUnavailable(
-            "The database is temporarily unavailable; retry shortly.", retry_after=DATABASE_RETRY_AFTER_SECONDS
+            "The database is temporarily unavailable or busy; retry shortly.", retry_after=DATABASE_RETRY_AFTER_SECONDS
         )
     return None
 
