@@ -27,6 +27,7 @@ from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, tri
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from datasets.models import Trace
+from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
@@ -71,7 +72,10 @@ def gate_request(
         init_floor=init_floor, requested_by_key=key, requested_by=user, queue=queue or "",
     )  # fmt: skip
     if _needs_worker(project, dataset, experiment):
-        transaction.on_commit(lambda: gate_send(gate_run))
+        # The broker may be away: the gate run stays running and the sweeper sends it later.
+        transaction.on_commit(
+            lambda: send_or_leave_to_sweeper(lambda: gate_send(gate_run), what=f"gate run {gate_run.pk}")
+        )
         return gate_run
     hold = timedelta(seconds=settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + _REQUEST_HOLD_MARGIN_SECONDS)
     return gate_evaluate(gate_run_id=gate_run.pk, holder=holder_name("request"), hold=hold)
