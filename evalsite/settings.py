@@ -180,6 +180,9 @@ else:
         # up to a second to be picked up.
         "polling_interval": 0.1,
     }
+# The queue every task goes to and every worker reads: two evalsites (staging and
+# production) may share one Redis when each has its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("EVALSITE_QUEUE", "celery")
 # Results live in the database (passes, scores); Celery's result store is not used.
 CELERY_TASK_IGNORE_RESULT = True
 # JSON only: a task argument is an id, never a pickled object.
