@@ -8,7 +8,7 @@ and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` ask
 
 from pathlib import Path
 
-from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
+from evalsite.env import database_from_url, env_bool, env_choice, env_int, env_list, env_str, env_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "evalsite.logs.RequestLogMiddleware",
     "evalsite.middleware.BodySizeLimitMiddleware",
     "evalsite.middleware.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -116,6 +117,10 @@ EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, m
 EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
 # OTLP exports one web process takes at once; the next gets 503 with Retry-After.
 EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
+
+# The bearer token /metrics requires; unset, /metrics answers whoever reaches it (keep
+# it on an internal address, docs/deploy.md).
+EVALSITE_METRICS_TOKEN = env_str("EVALSITE_METRICS_TOKEN", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
@@ -206,11 +211,16 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# plain (default) or json: one JSON object per line, one line per request and per task.
+LOG_FORMAT = env_choice("EVALSITE_LOG_FORMAT", "plain", ("plain", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "evalsite.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Django's own console handler would print every line a second time.
