@@ -10,6 +10,9 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     # Records (runs, scores) the project may write per minute; 0 means no ceiling.
     quota_per_minute = models.PositiveIntegerField(default=0)
+    # Runs are deleted this many days after they were ingested, except the ones that
+    # must stay (experiments.retention); None keeps every run forever.
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -206,6 +206,9 @@ EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, 
 # lease ran out (its worker died) is sent again by the sweeper every worker runs, on
 # any broker (the filesystem one never redelivers). Keep it above the longest batch.
 EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 300, minimum=1)
+# Seconds between two retention sweeps sent by each worker (experiments.retention);
+# each sweep deletes at most a bounded number of expired runs per project.
+EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.

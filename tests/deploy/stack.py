@@ -84,6 +84,7 @@ def machine_make(base, name, *, bin_dir, port, shared_env):
     """Copy the tree into ``base/name`` and give it the recipe's environment."""
     home = base / name
     shutil.copytree(ROOT, home, ignore=_NOT_COPIED)
+    (home / "metrics").mkdir()
     env = {
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(home),
@@ -91,6 +92,8 @@ def machine_make(base, name, *, bin_dir, port, shared_env):
         "PYTHONUNBUFFERED": "1",
         "EVALSITE_VAR_DIR": str(home / "var"),
         "EVALSITE_BIND": f"127.0.0.1:{port}",
+        # The machine's own counters directory (deploy/tmpfiles.d/evalsite.conf).
+        "PROMETHEUS_MULTIPROC_DIR": str(home / "metrics"),
         **shared_env,
     }
     return Machine(name=name, home=home, env=env)
@@ -102,6 +105,21 @@ class Client:
     def __init__(self, base_url, key=None):
         self.base_url = base_url
         self.key = key
+
+    def metrics(self, token):
+        """``{(name, labels...): value}`` of this web process's ``/metrics``."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        request = urllib.request.Request(self.base_url + "/metrics")
+        request.add_header("X-Forwarded-Proto", "https")
+        request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+        return {
+            (s.name, *sorted(s.labels.items())): s.value
+            for f in text_string_to_metric_families(text)
+            for s in f.samples
+        }
 
     def call(self, method, path, body=None, *, content_type="application/json"):
         data = body if isinstance(body, bytes) or body is None else orjson.dumps(body)

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.worker
 CASES = 40
 SCORERS = ["answered", "no_errors", "tool_choice"]
 CHUNK_RUNS = 2
+METRICS_TOKEN = secrets.token_urlsafe(24)
 
 
 @pytest.fixture
@@ -47,6 +48,8 @@ def machines(on_postgresql_and_redis, tmp_path):
         "EVALSITE_PASS_CHUNK_RUNS": str(CHUNK_RUNS),
         "WEB_CONCURRENCY": "2",
         "WORKER_CONCURRENCY": "1",
+        "EVALSITE_METRICS_TOKEN": METRICS_TOKEN,
+        "EVALSITE_LOG_FORMAT": "json",
     }
     made = [machine_make(tmp_path, name, bin_dir=bin_dir, port=free_port(), shared_env=shared) for name in "ab"]
     yield made
@@ -137,3 +140,16 @@ def test_two_machines_share_the_work_of_a_pass_and_answer_the_gate(machines):
     status, gate = clients[0].call("POST", "/v1/api/gate", {"dataset": "golden", "experiment": "v1"})
     assert status == 200, gate
     assert (gate["verdict"], gate["pass_rate"]) == ("PASS", 1.0), gate
+    _metrics_add_up(clients)
+
+
+def _metrics_add_up(clients):
+    """Each machine counts what its own processes did; scraped together, they add up."""
+    scraped = [client.metrics(METRICS_TOKEN) for client in clients]
+    runs = [m[("evalsite_runs_ingested_total", ("project", "team"))] for m in scraped]
+    assert runs == [CASES // 2, CASES // 2]
+    scores = [m.get(("evalsite_scores_written_total", ("project", "team"), ("source", "builtin")), 0) for m in scraped]
+    assert sum(scores) == CASES * len(SCORERS) and all(scores)
+    assert (
+        sum(m.get(("evalsite_gate_verdicts_total", ("project", "team"), ("verdict", "PASS")), 0) for m in scraped) == 1
+    )
