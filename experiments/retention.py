@@ -38,7 +38,9 @@ def _kept_rules(project):
     gated = set(GateRun.objects.filter(project=project).values_list("experiment_id", flat=True))
     gated |= set(GateRun.objects.filter(project=project, baseline__isnull=False).values_list("baseline_id", flat=True))
     gated |= set(
-        GatePolicy.objects.filter(dataset__project=project, baseline__isnull=False).values_list("baseline_id", flat=True)
+        GatePolicy.objects.filter(dataset__project=project, baseline__isnull=False).values_list(
+            "baseline_id", flat=True
+        )
     )
     return {
         "golden case source": Q(pk__in=cases.filter(source_run__isnull=False).values("source_run_id"))

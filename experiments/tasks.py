@@ -12,8 +12,8 @@ expired runs are deleted in bounded batches (``experiments.retention``).
 import logging
 
 from celery import shared_task
-from django.conf import settings
 from celery.signals import worker_ready
+from django.conf import settings
 
 from experiments.gate_worker import gate_runs_resume, sweep_interval
 from experiments.gating import gate_evaluate, gate_send

@@ -45,7 +45,9 @@ def world(actors):
     dataset = Dataset.objects.create(project=acme, name="d")
     expired = [_old(acme, f"expired-{i}") for i in range(5)]
     Score.objects.create(project=acme, trace=expired[0], scorer="answered", config_hash="x", value=1, passed=True)
-    Abstention.objects.create(project=acme, trace=expired[0], scorer="exact_match", config_hash="x", kind="abstained", reason="r")
+    Abstention.objects.create(
+        project=acme, trace=expired[0], scorer="exact_match", config_hash="x", kind="abstained", reason="r"
+    )
     source = _old(acme, "source-fk")
     GoldenCase.objects.create(dataset=dataset, name="a", input="q", source_trace_id="source-fk", source_run=source)
     _old(acme, "source-by-id")
