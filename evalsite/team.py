@@ -246,3 +246,34 @@ def quota_set(*, project, actor, quota_per_minute):
             )  # fmt: skip
     project.quota_per_minute = value
     return project
+
+
+MAX_RETENTION_DAYS = 36_500
+
+
+def retention_set(*, project, actor, retention_days):
+    """Keep runs ``retention_days`` days (blank or 0: forever)."""
+    raw = str(retention_days if retention_days is not None else "").strip()
+    try:
+        value = int(raw) if raw else 0
+    except ValueError:
+        raise _field_error("retention_days", f"must be a whole number of days or blank; got {raw!r}.") from None
+    if not 0 <= value <= MAX_RETENTION_DAYS:
+        raise _field_error(
+            "retention_days", f"must be between 1 and {MAX_RETENTION_DAYS} days, or blank to keep every run."
+        )
+    value = value or None
+    with transaction.atomic():
+        before = Project.objects.select_for_update().get(pk=project.pk).retention_days
+        if before != value:
+            Project.objects.filter(pk=project.pk).update(retention_days=value)
+            audit_record(
+                project=project, actor=actor, action="retention.set",
+                summary=f"changed run retention from {_days(before)} to {_days(value)}",
+            )  # fmt: skip
+    project.retention_days = value
+    return project
+
+
+def _days(value):
+    return f"{value} days" if value else "forever"

@@ -163,3 +163,17 @@ def test_the_quota_is_set_checked_and_audited(actors, alice):
     assert actors.acme.quota_per_minute == 600
     page = alice.get(SETTINGS).content.decode()
     assert "changed the quota from none to 600 records per minute" in page
+
+
+def test_retention_is_set_shown_and_audited(actors, alice):
+    assert alice.post(SETTINGS + "retention/", {"retention_days": "30"}).status_code == 302
+    actors.acme.refresh_from_db()
+    assert actors.acme.retention_days == 30
+    page = alice.get(SETTINGS).content.decode()
+    assert "older than 30 days" in page and "changed run retention from forever to 30 days" in page
+    response = alice.post(SETTINGS + "retention/", {"retention_days": "soon"})
+    assert (response.status_code, b"retention_days: must be a whole number" in response.content) == (400, True)
+    assert alice.post(SETTINGS + "retention/", {"retention_days": ""}).status_code == 302
+    actors.acme.refresh_from_db()
+    assert actors.acme.retention_days is None
+    assert _client(actors.victor).post(SETTINGS + "retention/", {"retention_days": "1"}).status_code == 403

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from evalsite import team
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
+from experiments.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
 
 AUDIT_SHOWN = 100
@@ -46,6 +47,7 @@ def _settings_render(request, project, *, status=200, **extra):
         "invitations": [i for i in Invitation.objects.filter(project=project, accepted_at__isnull=True) if i.is_open],
         "audit": AuditEntry.objects.filter(project=project)[:AUDIT_SHOWN],
         "roles": Role.values,
+        "retention": retention_summary(project),
         **extra,
     }
     return page_render(request, "team/settings.html", context, status=status)
@@ -136,6 +138,14 @@ def quota_update(request, project):
     value = request.POST.get("quota_per_minute")
     change = lambda: team.quota_set(project=project, actor=request.user, quota_per_minute=value)  # noqa: E731
     return _change(request, project, change, "The quota was saved.")
+
+
+@require_POST
+@admin_page
+def retention_update(request, project):
+    value = request.POST.get("retention_days")
+    change = lambda: team.retention_set(project=project, actor=request.user, retention_days=value)  # noqa: E731
+    return _change(request, project, change, "The retention was saved.")
 
 
 def invitation_page(request, token):

@@ -38,6 +38,7 @@ project_patterns = [
     path("settings/invitations/", team.invitation_create, name="invitation-create"),
     path("settings/invitations/<int:invitation_id>/revoke/", team.invitation_revoke, name="invitation-revoke"),
     path("settings/quota/", team.quota_update, name="quota-update"),
+    path("settings/retention/", team.retention_update, name="retention-update"),
 ]
 
 urlpatterns = [
