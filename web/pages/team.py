@@ -14,7 +14,7 @@ Whoever opens it logs in, or creates an account there, and joins with the invite
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from evalsite import team
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
+from experiments.project_archive import project_export
 from experiments.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
 
@@ -146,6 +147,13 @@ def retention_update(request, project):
     value = request.POST.get("retention_days")
     change = lambda: team.retention_set(project=project, actor=request.user, retention_days=value)  # noqa: E731
     return _change(request, project, change, "The retention was saved.")
+
+
+@admin_page
+def project_download(request, project):
+    response = HttpResponse(project_export(project), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}.zip"'
+    return response
 
 
 def invitation_page(request, token):
