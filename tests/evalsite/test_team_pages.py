@@ -170,7 +170,7 @@ def test_retention_is_set_shown_and_audited(actors, alice):
     actors.acme.refresh_from_db()
     assert actors.acme.retention_days == 30
     page = alice.get(SETTINGS).content.decode()
-    assert "older than 30 days" in page and "changed run retention from forever to 30 days" in page
+    assert "kept 30 days" in page and "changed run retention from forever to 30 days" in page
     response = alice.post(SETTINGS + "retention/", {"retention_days": "soon"})
     assert (response.status_code, b"retention_days: must be a whole number" in response.content) == (400, True)
     assert alice.post(SETTINGS + "retention/", {"retention_days": ""}).status_code == 302

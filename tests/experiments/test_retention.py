@@ -93,3 +93,13 @@ def test_the_summary_says_how_much_is_kept_and_why(actors, world):
     summary = retention_summary(actors.acme)
     assert (summary.retention_days, summary.total, summary.expired) == (30, 11, 10)
     assert summary.kept == {"golden case source": 2, "gate evidence": 2, "labelled": 1}
+
+
+def test_the_datasets_page_says_what_is_kept_and_why(actors, world):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(actors.victor)
+    page = client.get("/p/acme/datasets/").content.decode()
+    assert "11 runs stored" in page and "kept 30 days" in page and "10 are older" in page
+    assert "2 as golden case source, 2 as gate evidence, 1 as labelled" in page
