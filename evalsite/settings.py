@@ -235,6 +235,9 @@ LOGGING = {
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # Scrapers and load balancers reach a web process directly, over plain HTTP on an
+    # internal address: answered, not redirected to an https:// they cannot follow.
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$", r"^healthz$"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
