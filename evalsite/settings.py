@@ -11,7 +11,7 @@ need it: static files and local host names follow ``EVALSITE_PRODUCTION`` instea
 from datetime import timedelta
 from pathlib import Path
 
-from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
+from evalsite.env import database_from_url, env_bool, env_choice, env_int, env_list, env_str, env_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "evalsite.logs.RequestLogMiddleware",
     "evalsite.middleware.BodySizeLimitMiddleware",
     "evalsite.middleware.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -142,6 +143,10 @@ EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
 # OTLP exports one web process takes at once; the next gets 503 with Retry-After.
 EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
 
+# The bearer token /metrics requires; unset, /metrics answers whoever reaches it (keep
+# it on an internal address, docs/deploy.md).
+EVALSITE_METRICS_TOKEN = env_str("EVALSITE_METRICS_TOKEN", "")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["evalsite.auth.HasProjectKey"],
@@ -205,6 +210,9 @@ else:
         # up to a second to be picked up.
         "polling_interval": 0.1,
     }
+# The queue every task goes to and every worker reads: two evalsites (staging and
+# production) may share one Redis when each has its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("EVALSITE_QUEUE", "celery")
 # Results live in the database (passes, scores); Celery's result store is not used.
 CELERY_TASK_IGNORE_RESULT = True
 # JSON only: a task argument is an id, never a pickled object.
@@ -226,16 +234,24 @@ EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, 
 EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minimum=1)
 # Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
 EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
+# Seconds between two retention sweeps sent by each worker (experiments.retention);
+# each sweep deletes at most a bounded number of expired runs per project.
+EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# plain (default) or json: one JSON object per line, one line per request and per task.
+LOG_FORMAT = env_choice("EVALSITE_LOG_FORMAT", "plain", ("plain", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "evalsite.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Django's own console handler would print every line a second time.
@@ -249,6 +265,9 @@ LOGGING = {
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # Scrapers and load balancers reach a web process directly, over plain HTTP on an
+    # internal address: answered, not redirected to an https:// they cannot follow.
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$", r"^healthz$"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

@@ -30,6 +30,7 @@ from datasets.models import Trace
 from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
+from evalsite.metrics import GATE_VERDICTS, counted_on_commit
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
 from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
@@ -268,6 +269,7 @@ def _record(gate_run, evaluation):
             _cases_insert(evaluation.rows)
             answer.update(_baseline_move(gate_run, verdict, policy))
             GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
+            counted_on_commit(GATE_VERDICTS, project=gate_run.project.slug, verdict=verdict.verdict)
     if not updated:
         gate_run.refresh_from_db()  # another evaluation finished it first
         return gate_run
