@@ -7,12 +7,24 @@ With no trusted proxy, the socket's address (``REMOTE_ADDR``) is the answer. The
 lockout (django-axes, ``AXES_CLIENT_IP_CALLABLE``) counts failures per this address.
 """
 
+import ipaddress
+
 from django.conf import settings
 
 
 def client_address(request):
+    """The client's IP address, or ``None`` when there is none to trust (a request made
+    in-process, or a forwarded entry that is not an address: it is stored in an
+    ``inet`` column on PostgreSQL)."""
     trusted = settings.EVALSITE_TRUSTED_PROXIES
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
     if trusted and len(forwarded) >= trusted:
-        return forwarded[-trusted]
-    return request.META.get("REMOTE_ADDR") or "unknown"
+        return _address(forwarded[-trusted])
+    return _address(request.META.get("REMOTE_ADDR", ""))
+
+
+def _address(text):
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return None

@@ -50,7 +50,9 @@ class RequestLogMiddleware:
         key = getattr(getattr(request, "auth", None), "prefix", None)
         if key:
             fields["api_key"] = key
-        user = getattr(request, "user", None)
+        # Only a user the request already loaded: reading one here would query the
+        # database after the answer (and fail it when the database is away).
+        user = getattr(request, "_cached_user", None)
         if user is not None and user.is_authenticated:
             fields["user"] = user.get_username()
         request_logger.info("%s %s %s", request.method, request.path, response.status_code, extra={"fields": fields})
