@@ -112,6 +112,34 @@ class Span(models.Model):
         return f"{self.kind}:{self.name or self.span_id}"
 
 
+class SpanLog(models.Model):
+    """An OTLP log record about one span (a GenAI event: a prompt, a choice), kept by trace and span id.
+
+    Instrumentations send message content as log records next to the spans, in either
+    order: the record is kept here whether or not its span has arrived, and the span's
+    content is filled from the records of its span whenever either one arrives.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="span_logs", db_index=False)
+    trace_id = models.CharField(max_length=32)  # 32 lowercase hex digits, as the run's trace_id
+    span_id = models.CharField(max_length=16)
+    name = models.CharField(max_length=200, blank=True, default="")  # the event name
+    time_unix_nano = models.BigIntegerField(default=0)
+    attributes = models.JSONField(default=dict, blank=True)
+    body = models.JSONField(null=True, blank=True)
+    # SHA-256 of the record as sent: an exporter's retry is not stored twice.
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        # The unique constraint leads with (project, trace_id): the index every lookup uses.
+        constraints = [
+            models.UniqueConstraint(fields=["project", "trace_id", "span_id", "digest"], name="spanlog_unique_record")
+        ]
+
+    def __str__(self):
+        return f"{self.name}@{self.trace_id}/{self.span_id}"
+
+
 class Dataset(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
     # One line of text (a branch name such as 123/merge works): see case_validation.

@@ -35,6 +35,7 @@ from datasets.otlp.messages import (
     messages_from_events,
     messages_from_flat,
     messages_normalise,
+    system_instructions,
 )
 
 MAX_NAME = 200
@@ -346,6 +347,10 @@ def _messages(attrs, events, used, used_events):
     outputs = messages_normalise(attrs.get("gen_ai.output.messages"), default_role="assistant")
     if outputs:
         used.add("gen_ai.output.messages")
+    system = system_instructions(attrs.get("gen_ai.system_instructions"))
+    if system and inputs:
+        used.add("gen_ai.system_instructions")
+        inputs = [system, *inputs]
     if not inputs or not outputs:
         event_in, event_out = messages_from_events(events, used_events)
         inputs, outputs = inputs or event_in, outputs or event_out

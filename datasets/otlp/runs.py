@@ -10,6 +10,10 @@
   and of the last assistant message. The run's status is the root's: a tool call that
   failed and that the agent recovered from does not fail the run (the ``no_errors``
   scorer still sees every failed span).
+- **fallback input and answer**: when the root carries no input (or no output), the
+  first user message of the first model call (``llm`` span, by start time) stands for
+  the input and the last assistant message of the last model call for the answer
+  (agent frameworks often record content only on the model calls).
 - **times**: the root's start and end when the root has no parent; otherwise the
   earliest start and latest end of all spans. ``latency_ms`` is their difference.
 - **cost_cents**: the sum of the spans' costs (``None`` when no span has one). Costs
@@ -23,9 +27,10 @@ Run inside the transaction that wrote the spans, with the runs' rows locked.
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Sum
 
-from datasets.models import Span, Trace
+from datasets.models import Span, SpanKind, Trace
 from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
+from datasets.otlp.messages import first_text, last_text
 
 
 def runs_recompute(*, project, traces):
@@ -52,6 +57,9 @@ def runs_recompute(*, project, traces):
     if unhinted:
         hints.update(_hints_from_other_spans(unhinted))
     links, warnings = links_resolve(project=project, hints=hints)
+    fallbacks = _model_call_io(
+        [t.pk for t in traces if roots[root_pks[t.pk]].input is None or roots[root_pks[t.pk]].output is None]
+    )
 
     for trace in traces:
         root = roots[root_pks[trace.pk]]
@@ -66,8 +74,8 @@ def runs_recompute(*, project, traces):
         experiment, case = links.get(trace.pk, (None, None))
         Trace.objects.filter(pk=trace.pk).update(
             name=root.name,
-            input=run_input(root.input),
-            output=run_output(root.output),
+            input=run_input(root.input) if root.input is not None else fallbacks.get(trace.pk, (None, None))[0],
+            output=run_output(root.output) if root.output is not None else fallbacks.get(trace.pk, (None, None))[1],
             status=root.status,
             error=root.error,
             started_at=started_at,
@@ -120,3 +128,23 @@ def _hints_from_other_spans(traces):
         if trace_pk not in best or key < best[trace_pk][0]:
             best[trace_pk] = (key, {k: attributes[k] for k in LINK_KEYS if k in attributes})
     return {pk: (by_pk[pk], hint) for pk, (_, hint) in best.items()}
+
+
+def _model_call_io(pks):
+    """``{trace_pk: (input, answer)}`` from the model calls of these runs (see the module docstring)."""
+    if not pks:
+        return {}
+    calls = {}
+    rows = (
+        Span.objects.filter(trace_id__in=pks, kind=SpanKind.LLM)
+        .order_by("trace_id", "started_at", "position", "span_id")
+        .values_list("trace_id", "input", "output")
+    )
+    for trace_pk, value_in, value_out in rows:
+        calls.setdefault(trace_pk, []).append((value_in, value_out))
+    found = {}
+    for trace_pk, io in calls.items():
+        question = next((t for t in (first_text(i, "user") for i, _ in io) if t is not None), None)
+        answer = next((t for t in (last_text(o, "assistant") for _, o in reversed(io)) if t is not None), None)
+        found[trace_pk] = (question, answer)
+    return found
