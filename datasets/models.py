@@ -55,6 +55,12 @@ class Trace(models.Model):
     # Which try of its case this run is, within its experiment (1, 2, ...). None: the
     # gate numbers such runs by start order. Two runs of one trial: the later counts.
     trial = models.PositiveIntegerField(null=True, blank=True)
+    # Token totals of the run's model calls ({input_tokens, output_tokens, cache_read_tokens,
+    # cache_write_tokens, total_tokens}), the models they used, and how cost_cents was
+    # found ({"estimated", "sources"} or {"unknown_price": [models]}): OpenTelemetry runs.
+    usage = models.JSONField(null=True, blank=True)
+    models_used = models.JSONField(null=True, blank=True)
+    cost_detail = models.JSONField(null=True, blank=True)
     # SHA-256 of the run as it was sent: a retry with the same content is recognised
     # as a no-op, different content under the same trace_id as a conflict.
     content_hash = models.CharField(max_length=64, blank=True, default="")
@@ -138,6 +144,28 @@ class SpanLog(models.Model):
 
     def __str__(self):
         return f"{self.name}@{self.trace_id}/{self.span_id}"
+
+
+class ModelPrice(models.Model):
+    """A project's own price for a model (self-hosted, negotiated), over the genai-prices table.
+
+    In USD per million tokens; the cache prices default to the input price.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_prices", db_index=False)
+    model = models.CharField(max_length=200)
+    input_per_mtok = models.DecimalField(max_digits=14, decimal_places=6)
+    output_per_mtok = models.DecimalField(max_digits=14, decimal_places=6)
+    cache_read_per_mtok = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    cache_write_per_mtok = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+        constraints = [models.UniqueConstraint(fields=["project", "model"], name="modelprice_unique_project_model")]
+
+    def __str__(self):
+        return self.model
 
 
 class Dataset(models.Model):

@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from datasets.ingestion import SPAN_COLUMNS
 from datasets.models import Span, Trace, TraceSource
+from datasets.otlp.costs import spans_price
 from datasets.otlp.errors import Overloaded
 from datasets.otlp.log_ingestion import spans_join_logs
 from datasets.otlp.mapping import SpanRejected, span_map
@@ -93,6 +94,7 @@ def otlp_spans_ingest(*, project, spans):
     try:
         with transaction.atomic():
             spans_join_logs(project, by_trace)
+            spans_price(project, by_trace)
             _merge(project, by_trace, outcome)
     except OperationalError as exc:
         # Lock timeouts, deadlocks, "database is locked", lost connections: all

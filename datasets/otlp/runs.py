@@ -18,6 +18,9 @@
   earliest start and latest end of all spans. ``latency_ms`` is their difference.
 - **cost_cents**: the sum of the spans' costs (``None`` when no span has one). Costs
   are reported on the spans that spend (the model calls), so summing counts each once.
+  A model call whose price is unknown leaves the run's cost ``None`` (see ``costs``).
+- **usage, models_used, cost_detail**: token totals, models and how the cost was found
+  (``costs.runs_usage``).
 - **metadata**: the resource attributes of the root span's process (``service.name``...).
 - **experiment, case**: from the root's ``evalsite.*`` attributes, else from the
   earliest span that has them (see ``linking``).
@@ -28,6 +31,7 @@ Run inside the transaction that wrote the spans, with the runs' rows locked.
 from django.db.models import Count, Exists, Max, Min, OuterRef, Sum
 
 from datasets.models import Span, SpanKind, Trace
+from datasets.otlp.costs import runs_usage
 from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
 from datasets.otlp.messages import first_text, last_text
@@ -47,16 +51,8 @@ def runs_recompute(*, project, traces):
     root_pks, parentless = _roots(pks)
     roots = Span.objects.in_bulk(root_pks.values())
 
-    hints = {}
-    for trace in traces:
-        root = roots[root_pks[trace.pk]]
-        hint = {k: root.attributes[k] for k in LINK_KEYS if k in root.attributes}
-        if hint:
-            hints[trace.pk] = (trace.trace_id, hint)
-    unhinted = [t for t in traces if t.pk not in hints]
-    if unhinted:
-        hints.update(_hints_from_other_spans(unhinted))
-    links, warnings = links_resolve(project=project, hints=hints)
+    links, warnings = _links(project, traces, {t.pk: roots[root_pks[t.pk]] for t in traces})
+    usages = runs_usage(pks)
     fallbacks = _model_call_io(
         [t.pk for t in traces if roots[root_pks[t.pk]].input is None or roots[root_pks[t.pk]].output is None]
     )
@@ -71,6 +67,9 @@ def runs_recompute(*, project, traces):
         cost = total["cost"] if total["costs"] else None
         if cost is not None and cost >= COST_CEILING_CENTS:
             cost = None  # beyond what the column holds: unknown rather than wrong
+        usage, models, cost_detail = usages.get(trace.pk, (None, [], None))
+        if cost_detail and "unknown_price" in cost_detail:
+            cost = None  # a call with no known price: unknown rather than understated
         experiment, case = links.get(trace.pk, (None, None))
         Trace.objects.filter(pk=trace.pk).update(
             name=root.name,
@@ -82,11 +81,28 @@ def runs_recompute(*, project, traces):
             ended_at=ended_at,
             latency_ms=round((ended_at - started_at).total_seconds() * 1000) if started_at and ended_at else None,
             cost_cents=cost,
+            usage=usage,
+            models_used=models,
+            cost_detail=cost_detail,
             metadata=root.attributes.get("otel.resource") or {},
             experiment=experiment,
             case=case,
         )
     return warnings
+
+
+def _links(project, traces, roots):
+    """``links_resolve`` over the roots' ``evalsite.*`` attributes, else the earliest span's."""
+    hints = {}
+    for trace in traces:
+        attributes = roots[trace.pk].attributes
+        hint = {k: attributes[k] for k in LINK_KEYS if k in attributes}
+        if hint:
+            hints[trace.pk] = (trace.trace_id, hint)
+    unhinted = [t for t in traces if t.pk not in hints]
+    if unhinted:
+        hints.update(_hints_from_other_spans(unhinted))
+    return links_resolve(project=project, hints=hints)
 
 
 def _earliest(rows):

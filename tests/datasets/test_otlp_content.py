@@ -153,5 +153,6 @@ def test_older_openllmetry_attributes_give_the_call_its_messages(actors):
 
     run = _send(actors, sdk_spans(call))
     chat = Span.objects.get(trace=run)
-    assert chat.kind == "llm" and chat.usage == {"input_tokens": 20, "output_tokens": 7, "total_tokens": 27}
+    assert chat.kind == "llm"
+    assert chat.usage["input_tokens"] == 20 and chat.usage["output_tokens"] == 7 and chat.usage["total_tokens"] == 27
     assert (run.input, run.output) == (QUESTION, ANSWER)
