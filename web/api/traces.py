@@ -34,12 +34,26 @@ class TraceOut(serializers.ModelSerializer):
     experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
     case = serializers.IntegerField(source="case_id", allow_null=True)
     cost_cents = serializers.FloatField(allow_null=True)
+    usage = serializers.JSONField(
+        allow_null=True,
+        help_text="Token totals of the run's model calls: input_tokens, output_tokens, cache_read_tokens, "
+        "cache_write_tokens, total_tokens (OpenTelemetry runs).",
+    )
+    models = serializers.ListField(
+        child=serializers.CharField(), source="models_used", allow_null=True, help_text="Models used, in order."
+    )
+    cost_detail = serializers.JSONField(
+        allow_null=True,
+        help_text='How cost_cents was found: {"estimated": bool, "sources": [...], "price_table"?}, or '
+        '{"unknown_price": [models]} when it is empty because a model has no known price.',
+    )
 
     class Meta:
         model = Trace
         fields = [
             "trace_id", "name", "status", "error", "input", "output", "started_at", "ended_at", "latency_ms",
-            "cost_cents", "metadata", "tags", "experiment", "case", "trial", "source", "ingested_at",
+            "cost_cents", "usage", "models", "cost_detail", "metadata", "tags", "experiment", "case", "trial",
+            "source", "ingested_at",
         ]  # fmt: skip
 
 
