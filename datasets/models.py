@@ -61,6 +61,11 @@ class Trace(models.Model):
     usage = models.JSONField(null=True, blank=True)
     models_used = models.JSONField(null=True, blank=True)
     cost_detail = models.JSONField(null=True, blank=True)
+    # Who and which conversation the run belongs to (OpenTelemetry session.id, user.id,
+    # gen_ai.conversation.id): a conversation's runs are read together.
+    session_id = models.CharField(max_length=200, null=True, blank=True)
+    user_id = models.CharField(max_length=200, null=True, blank=True)
+    conversation_id = models.CharField(max_length=200, null=True, blank=True)
     # SHA-256 of the run as it was sent: a retry with the same content is recognised
     # as a no-op, different content under the same trace_id as a conflict.
     content_hash = models.CharField(max_length=64, blank=True, default="")
@@ -80,6 +85,23 @@ class Trace(models.Model):
             # The few runs that changed after they were stored: the only ones whose scores
             # can be stale (scoring.freshness looks them up here, not in every run).
             models.Index(fields=["id", "revision"], condition=models.Q(revision__gt=1), name="trace_revised"),
+            # The runs list filtered to one session, user or conversation; partial, so runs
+            # without one (most runs sent to the runs API) cost these indexes nothing.
+            models.Index(
+                fields=["project", "session_id", "-started_at"],
+                condition=models.Q(session_id__isnull=False),
+                name="trace_session",
+            ),
+            models.Index(
+                fields=["project", "user_id", "-started_at"],
+                condition=models.Q(user_id__isnull=False),
+                name="trace_user",
+            ),
+            models.Index(
+                fields=["project", "conversation_id", "-started_at"],
+                condition=models.Q(conversation_id__isnull=False),
+                name="trace_conversation",
+            ),
         ]
 
     def __str__(self):

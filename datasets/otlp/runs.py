@@ -19,6 +19,7 @@
 - **cost_cents**: the sum of the spans' costs (``None`` when no span has one). Costs
   are reported on the spans that spend (the model calls), so summing counts each once.
   A model call whose price is unknown leaves the run's cost ``None`` (see ``costs``).
+- **session_id, user_id, conversation_id**: see ``identity``.
 - **usage, models_used, cost_detail**: token totals, models and how the cost was found
   (``costs.runs_usage``).
 - **metadata**: the resource attributes of the root span's process (``service.name``...).
@@ -32,6 +33,7 @@ from django.db.models import Count, Exists, Max, Min, OuterRef, Sum
 
 from datasets.models import Span, SpanKind, Trace
 from datasets.otlp.costs import runs_usage
+from datasets.otlp.identity import runs_identity
 from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
 from datasets.otlp.messages import first_text, last_text
@@ -53,6 +55,7 @@ def runs_recompute(*, project, traces):
 
     links, warnings = _links(project, traces, {t.pk: roots[root_pks[t.pk]] for t in traces})
     usages = runs_usage(pks)
+    identities = runs_identity({t.pk: roots[root_pks[t.pk]] for t in traces})
     fallbacks = _model_call_io(
         [t.pk for t in traces if roots[root_pks[t.pk]].input is None or roots[root_pks[t.pk]].output is None]
     )
@@ -84,6 +87,7 @@ def runs_recompute(*, project, traces):
             usage=usage,
             models_used=models,
             cost_detail=cost_detail,
+            **identities[trace.pk],
             metadata=root.attributes.get("otel.resource") or {},
             experiment=experiment,
             case=case,

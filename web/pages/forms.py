@@ -121,6 +121,10 @@ class RunFilterForm(forms.Form):
         widget=forms.TextInput(attrs={"list": "scorer-ids"}),
     )
 
+    session = forms.CharField(required=False, max_length=200, label="Session")
+    user = forms.CharField(required=False, max_length=200, label="User")
+    conversation = forms.CharField(required=False, max_length=200, label="Conversation")
+
     def filters(self):
         """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""
         if not self.is_valid():
@@ -134,6 +138,9 @@ class RunFilterForm(forms.Form):
             "started_to": d["until"],
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
+            "session": d["session"] or None,
+            "user": d["user"] or None,
+            "conversation": d["conversation"] or None,
         }
 
 
