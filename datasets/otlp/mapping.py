@@ -19,8 +19,8 @@ mapping table is in ``docs/otel.md``; in short:
 - Every attribute that was not used for a field stays in ``attributes``; so do the
   span's unused events (``otel.events``), links (``otel.links``), OTel span kind
   (``otel.span_kind``), scope (``otel.scope``) and resource (``otel.resource``). The
-  link attributes ``evalsite.experiment`` / ``evalsite.case`` / ``evalsite.dataset``
-  are copied from the resource when the span has none of its own.
+  link attributes ``evalsite.experiment`` / ``evalsite.case`` / ``evalsite.dataset`` /
+  ``evalsite.trial`` are copied from the resource when the span has none of its own.
 """
 
 import math
@@ -41,7 +41,7 @@ from datasets.otlp.vercel import OPERATION_ID, TOOL_NAME, vercel_io, vercel_kind
 
 MAX_NAME = 200
 MAX_MODEL = 200
-LINK_KEYS = ("evalsite.experiment", "evalsite.case", "evalsite.dataset")
+LINK_KEYS = ("evalsite.experiment", "evalsite.case", "evalsite.dataset", "evalsite.trial")
 OPERATION = "gen_ai.operation.name"
 OPENINFERENCE_KIND = "openinference.span.kind"
 

@@ -23,7 +23,7 @@
 - **usage, models_used, cost_detail**: token totals, models and how the cost was found
   (``costs.runs_usage``).
 - **metadata**: the resource attributes of the root span's process (``service.name``...).
-- **experiment, case**: from the root's ``evalsite.*`` attributes, else from the
+- **experiment, case, trial**: from the root's ``evalsite.*`` attributes, else from the
   earliest span that has them (see ``linking``).
 
 Run inside the transaction that wrote the spans, with the runs' rows locked.
@@ -73,7 +73,7 @@ def runs_recompute(*, project, traces):
         usage, models, cost_detail = usages.get(trace.pk, (None, [], None))
         if cost_detail and "unknown_price" in cost_detail:
             cost = None  # a call with no known price: unknown rather than understated
-        experiment, case = links.get(trace.pk, (None, None))
+        experiment, case, trial = links.get(trace.pk, (None, None, None))
         Trace.objects.filter(pk=trace.pk).update(
             name=root.name,
             input=run_input(root.input) if root.input is not None else fallbacks.get(trace.pk, (None, None))[0],
@@ -91,6 +91,7 @@ def runs_recompute(*, project, traces):
             metadata=root.attributes.get("otel.resource") or {},
             experiment=experiment,
             case=case,
+            trial=trial,
         )
     return warnings
 
