@@ -13,11 +13,13 @@ is known for the model, so the run's cost is left empty rather than understated.
 no Django, no database (the overrides are passed in).
 """
 
+import functools
 import importlib.metadata
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 
-from genai_prices import Usage, calc_price
+from genai_prices import Usage, calc_price, data_snapshot
 
 PRICE_TABLE = "genai-prices"
 PRICE_TABLE_VERSION = importlib.metadata.version("genai-prices")
@@ -67,15 +69,30 @@ def price_call(*, model, provider, usage, overrides):
         cache_read_tokens=tokens["cache_read_tokens"] or None,
         cache_write_tokens=tokens["cache_write_tokens"] or None,
     )
+    found = _table_model(model, provider)
+    if found is None:
+        return Priced(None, None, None)
+    table_provider, table_model = found
+    price = table_model.calc_price(usage_in, table_provider, genai_request_timestamp=datetime.now(tz=UTC))
+    cents = (Decimal(price.total_price) * 100).quantize(_CENT)
+    return Priced(cents, PRICE_TABLE, f"{table_provider.id}/{table_model.id}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_model(model, provider):
+    """``(provider, model)`` of the price table for a call's model and provider, or ``None``.
+
+    Matching a name against the table takes about a millisecond; an export prices the
+    same few models over and over, so the match is kept (the table is fixed per release).
+    """
     provider_id = _PROVIDERS.get(provider, provider) if provider else None
+    snapshot = data_snapshot.get_snapshot()
     for attempt in (provider_id, None) if provider_id else (None,):
         try:
-            found = calc_price(usage_in, model_ref=model, provider_id=attempt)
+            return snapshot.find_provider_model(model, None, attempt, None)
         except (LookupError, ValueError, TypeError):
             continue
-        cents = (Decimal(found.total_price) * 100).quantize(_CENT)
-        return Priced(cents, PRICE_TABLE, f"{found.provider.id}/{found.model.id}")
-    return Priced(None, None, None)
+    return None
 
 
 def _override_cents(price, tokens):

@@ -74,10 +74,11 @@ def runs_recompute(*, project, traces):
         if cost_detail and "unknown_price" in cost_detail:
             cost = None  # a call with no known price: unknown rather than understated
         experiment, case, trial = links.get(trace.pk, (None, None, None))
-        Trace.objects.filter(pk=trace.pk).update(
+        fallback = fallbacks.get(trace.pk, (None, None))
+        values = dict(
             name=root.name,
-            input=run_input(root.input) if root.input is not None else fallbacks.get(trace.pk, (None, None))[0],
-            output=run_output(root.output) if root.output is not None else fallbacks.get(trace.pk, (None, None))[1],
+            input=run_input(root.input) if root.input is not None else fallback[0],
+            output=run_output(root.output) if root.output is not None else fallback[1],
             status=root.status,
             error=root.error,
             started_at=started_at,
@@ -93,6 +94,7 @@ def runs_recompute(*, project, traces):
             case=case,
             trial=trial,
         )
+        Trace.objects.filter(pk=trace.pk).update(**values)
     return warnings
 
 
