@@ -41,6 +41,7 @@ from datasets.ingestion import SPAN_COLUMNS
 from datasets.models import Span, Trace, TraceSource
 from datasets.otlp.costs import spans_price
 from datasets.otlp.errors import Overloaded
+from datasets.otlp.locks import traces_lock
 from datasets.otlp.log_ingestion import spans_join_logs
 from datasets.otlp.mapping import SpanRejected, span_map
 from datasets.otlp.runs import runs_recompute
@@ -93,6 +94,7 @@ def otlp_spans_ingest(*, project, spans):
         return outcome
     try:
         with transaction.atomic():
+            traces_lock(project, by_trace)
             spans_join_logs(project, by_trace)
             spans_price(project, by_trace)
             _merge(project, by_trace, outcome)

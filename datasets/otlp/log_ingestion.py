@@ -3,12 +3,13 @@
 - **Kept by span.** A record that carries a GenAI content event (see ``logs``) and the
   trace and span id of its span is stored (``SpanLog``), whether or not the span has
   arrived. A record sent again (an exporter's retry) is stored once.
-- **Joined either way round.** When its span is stored, the span's missing input or
+- **Joined in either order.** When its span is stored, the span's missing input or
   output is rebuilt from all of its records and its run recomputed, in the same
   transaction, with the run's row locked as span exports lock it; its revision is
   bumped, so scores computed before the content arrived are stale. When the span comes
   later, span ingestion joins the stored records as it maps the span
-  (``spans_join_logs``).
+  (``spans_join_logs``). When both arrive at once, span and log exports of the same
+  runs take the same locks first (``locks``), so the later one sees what the other wrote.
 - **Rejected records**: one without a span (no trace or span id), one whose ids cannot
   be read, and one that is not a GenAI content event (an application's own log lines)
   are counted as rejected with the reason; nothing else about them is kept.
@@ -25,6 +26,7 @@ from django.db.models import F
 
 from datasets.models import Span, SpanLog, Trace, TraceSource
 from datasets.otlp.errors import Overloaded
+from datasets.otlp.locks import traces_lock
 from datasets.otlp.logs import CONTENT_EVENTS, content_with_logs, log_event, log_event_name
 from datasets.otlp.runs import runs_recompute
 
@@ -51,6 +53,7 @@ def otlp_logs_ingest(*, project, logs):
         return outcome
     try:
         with transaction.atomic():
+            traces_lock(project, {r.trace_id for r in rows})
             SpanLog.objects.bulk_create(rows, ignore_conflicts=True, batch_size=_CHUNK)
             outcome.problems += _stored_spans_join(project, {(r.trace_id, r.span_id) for r in rows})
     except OperationalError as exc:

@@ -10,8 +10,10 @@ model and tokens, and one log record per message (``gen_ai.system.message``,
 import base64
 import gzip
 import json
+import threading
 
 import pytest
+from django.db import connection, transaction
 from django.test import Client
 from google.protobuf import json_format
 from opentelemetry._logs import LogRecord
@@ -23,6 +25,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import SpanKind, set_span_in_context
 
 from datasets.models import Span, SpanLog, Trace
+from datasets.otlp.decoding import request_decode
+from datasets.otlp.ingestion import otlp_spans_ingest
+from datasets.otlp.log_decoding import logs_request_decode
+from datasets.otlp.log_ingestion import otlp_logs_ingest
+from tests.base import actors_create
 from tests.datasets.test_otlp_mapping import ANSWER, MS, QUESTION, T0, protobuf_body, sdk_spans
 
 PROTOBUF = "application/x-protobuf"
@@ -245,3 +252,41 @@ def test_logs_need_a_key_and_stay_in_their_project(actors):
     run = _run(actors, spans)
     assert (run.input, run.output) == (None, None)
     assert SpanLog.objects.filter(project=actors.umbrella).count() == 3
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite serialises writing transactions by itself")
+def test_records_exported_while_their_spans_are_being_written_still_join_them(transactional_db):
+    """The logs export comes while the spans export's transaction is still open (and invisible to it)."""
+    actors = actors_create()
+    spans, logs = recorded()
+    span_records = request_decode(protobuf_body(spans), content_type=PROTOBUF, content_encoding=None, limit=10**7)
+    log_records = logs_request_decode(logs_protobuf(logs), content_type=PROTOBUF, content_encoding=None, limit=10**7)
+    spans_written, release = threading.Event(), threading.Event()
+
+    def export_spans():
+        try:
+            with transaction.atomic():
+                otlp_spans_ingest(project=actors.acme, spans=span_records)
+                spans_written.set()
+                release.wait(10)  # the spans are written, not yet committed
+        finally:
+            connection.close()
+
+    def export_logs():
+        try:
+            otlp_logs_ingest(project=actors.acme, logs=log_records)
+        finally:
+            connection.close()
+
+    spans_thread = threading.Thread(target=export_spans)
+    spans_thread.start()
+    assert spans_written.wait(10)
+    logs_thread = threading.Thread(target=export_logs)
+    logs_thread.start()
+    logs_thread.join(1)
+    assert logs_thread.is_alive()  # it waits for the spans export rather than missing its span
+    release.set()
+    spans_thread.join(10)
+    logs_thread.join(10)
+    run = _run(actors, spans)
+    assert (run.input, run.output) == (QUESTION, ANSWER)
