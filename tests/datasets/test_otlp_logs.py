@@ -290,3 +290,29 @@ def test_records_exported_while_their_spans_are_being_written_still_join_them(tr
     logs_thread.join(10)
     run = _run(actors, spans)
     assert (run.input, run.output) == (QUESTION, ANSWER)
+
+
+def test_one_inference_details_record_per_call_fills_the_call(actors):
+    """The current conventions' single ``gen_ai.client.inference.operation.details`` record, structured."""
+    records = []
+    spans = sdk_spans(lambda tracer: openai_v2_call(tracer, events=records))
+    details = LogRecord(
+        timestamp=T0 + 5 * MS,
+        context=records[0].context,
+        event_name="gen_ai.client.inference.operation.details",
+        attributes={
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+        },
+        body={
+            "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}],
+            "gen_ai.output.messages": [
+                {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}], "finish_reason": "stop"}
+            ],
+        },
+    )
+    _post("/v1/traces", protobuf_body(spans), actors.acme_key)
+    _post("/v1/logs", logs_protobuf(logs_readable([details])), actors.acme_key)
+    run = _run(actors, spans)
+    assert (run.input, run.output) == (QUESTION, ANSWER)
+    assert [m["role"] for m in _chat(run).input] == ["system", "user"]
