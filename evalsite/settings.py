@@ -4,8 +4,11 @@ Embedded default (nothing to set): SQLite under ``var/`` and a Celery broker on 
 filesystem under ``var/broker``. With ``DATABASE_URL`` and ``REDIS_URL`` the same code
 runs on PostgreSQL and Redis. ``EVALSITE_PRODUCTION=1`` requires a real ``SECRET_KEY``
 and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` asks for.
+Django's debug mode is off unless ``EVALSITE_DEBUG=1`` turns it on (the demo does not
+need it: static files and local host names follow ``EVALSITE_PRODUCTION`` instead).
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
@@ -14,7 +17,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
 
 PRODUCTION = env_bool("EVALSITE_PRODUCTION", False)
-DEBUG = env_bool("DEBUG", not PRODUCTION)
+# Our own variable, off by default: a generic DEBUG=1 left in an environment by another
+# tool must not show tracebacks and settings to visitors.
+DEBUG = env_bool("EVALSITE_DEBUG", False)
 SECRET_KEY = secret_key("SECRET_KEY", required=PRODUCTION, keep_in=VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -34,6 +39,7 @@ INSTALLED_APPS = [
     "scoring",
     "experiments",
     "web",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -47,6 +53,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it is the first to see what a view raised: a lost database is a 503.
+    "web.system.DatabaseOutageMiddleware",
+    # Answers a locked-out login (django-axes) with its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "web.urls"
@@ -77,6 +87,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# django-axes first: it counts failed logins (pages and admin) and refuses a locked-out
+# one before the password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Wrong passwords for one username from one address before that pair is locked out
+# (429), and for how long. Per pair, so an attacker cannot lock a user out from
+# elsewhere, and a user behind a shared address is not locked out by another's typos.
+AXES_FAILURE_LIMIT = env_int("EVALSITE_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("EVALSITE_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Reverse proxies in front of the site whose X-Forwarded-For entries name the client
+# (evalsite.addresses); 0 trusts none and counts per socket address.
+EVALSITE_TRUSTED_PROXIES = env_int("EVALSITE_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+AXES_CLIENT_IP_CALLABLE = "evalsite.addresses.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -194,10 +219,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Runs per chunk of a scoring pass (one task each). 1000 runs with the 16 built-in
 # scorers take well under a second, far below the visibility timeout and the lease.
 EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, maximum=100_000)
-# A claimed chunk is leased to its worker, renewed at each write batch; a chunk whose
-# lease ran out (its worker died) is sent again by the sweeper every worker runs, on
-# any broker (the filesystem one never redelivers). Keep it above the longest batch.
-EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 300, minimum=1)
+# A claimed chunk (or gate run) is leased to its worker, renewed by a thread every third
+# of the lease while it works; a chunk whose lease ran out (its worker died) is sent
+# again by the sweeper every worker runs every quarter of the lease, on any broker (the
+# filesystem one never redelivers). 20 s: a dead worker's chunk moves on within ~30 s.
+EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minimum=1)
+# Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
+EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
@@ -213,6 +241,8 @@ LOGGING = {
         # Django's own console handler would print every line a second time.
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # Lockouts and failed logins are warnings; its start-up banner is not worth a line.
+        "axes": {"level": "WARNING"},
     },
 }
 

@@ -27,6 +27,8 @@ from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, tri
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from datasets.models import Trace
+from evalsite.broker import send_or_leave_to_sweeper
+from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
@@ -70,7 +72,10 @@ def gate_request(
         init_floor=init_floor, requested_by_key=key, requested_by=user, queue=queue or "",
     )  # fmt: skip
     if _needs_worker(project, dataset, experiment):
-        transaction.on_commit(lambda: gate_send(gate_run))
+        # The broker may be away: the gate run stays running and the sweeper sends it later.
+        transaction.on_commit(
+            lambda: send_or_leave_to_sweeper(lambda: gate_send(gate_run), what=f"gate run {gate_run.pk}")
+        )
         return gate_run
     hold = timedelta(seconds=settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + _REQUEST_HOLD_MARGIN_SECONDS)
     return gate_evaluate(gate_run_id=gate_run.pk, holder=holder_name("request"), hold=hold)
@@ -260,7 +265,7 @@ def _record(gate_run, evaluation):
     with transaction.atomic():
         updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(**recorded)
         if updated:
-            GateCase.objects.bulk_create(evaluation.rows, batch_size=1000)
+            _cases_insert(evaluation.rows)
             answer.update(_baseline_move(gate_run, verdict, policy))
             GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
     if not updated:
@@ -271,6 +276,20 @@ def _record(gate_run, evaluation):
         setattr(gate_run, name, value)
     gate_run.case_rows = evaluation.rows
     return gate_run
+
+
+def _cases_insert(rows):
+    """The gate run's case rows in one COPY (``bulk_create`` quotes each JSON result client-side)."""
+    columns = ("gate_run_id", "position", "case_id", "name", "passed", "measured", "flaky", "quarantined", "result")
+    rows_insert(
+        GateCase._meta.db_table,
+        columns,
+        [
+            (r.gate_run_id, r.position, r.case_id, r.name, r.passed, r.measured, r.flaky, r.quarantined,
+             db_json(r.result))
+            for r in rows
+        ],
+    )  # fmt: skip
 
 
 def _baseline_move(gate_run, verdict, policy):

@@ -120,6 +120,9 @@ class RunFilterForm(forms.Form):
         help_text="A scorer id, or 'any'.",
         widget=forms.TextInput(attrs={"list": "scorer-ids"}),
     )
+    label = forms.CharField(
+        required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
+    )
 
     session = forms.CharField(required=False, max_length=200, label="Session")
     user = forms.CharField(required=False, max_length=200, label="User")
@@ -138,6 +141,7 @@ class RunFilterForm(forms.Form):
             "started_to": d["until"],
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
+            "label": d["label"] or None,
             "session": d["session"] or None,
             "user": d["user"] or None,
             "conversation": d["conversation"] or None,
