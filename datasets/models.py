@@ -55,6 +55,17 @@ class Trace(models.Model):
     # Which try of its case this run is, within its experiment (1, 2, ...). None: the
     # gate numbers such runs by start order. Two runs of one trial: the later counts.
     trial = models.PositiveIntegerField(null=True, blank=True)
+    # Token totals of the run's model calls ({input_tokens, output_tokens, cache_read_tokens,
+    # cache_write_tokens, total_tokens}), the models they used, and how cost_cents was
+    # found ({"estimated", "sources"} or {"unknown_price": [models]}): OpenTelemetry runs.
+    usage = models.JSONField(null=True, blank=True)
+    models_used = models.JSONField(null=True, blank=True)
+    cost_detail = models.JSONField(null=True, blank=True)
+    # Who and which conversation the run belongs to (OpenTelemetry session.id, user.id,
+    # gen_ai.conversation.id): a conversation's runs are read together.
+    session_id = models.CharField(max_length=200, null=True, blank=True)
+    user_id = models.CharField(max_length=200, null=True, blank=True)
+    conversation_id = models.CharField(max_length=200, null=True, blank=True)
     # SHA-256 of the run as it was sent: a retry with the same content is recognised
     # as a no-op, different content under the same trace_id as a conflict.
     content_hash = models.CharField(max_length=64, blank=True, default="")
@@ -74,6 +85,23 @@ class Trace(models.Model):
             # The few runs that changed after they were stored: the only ones whose scores
             # can be stale (scoring.freshness looks them up here, not in every run).
             models.Index(fields=["id", "revision"], condition=models.Q(revision__gt=1), name="trace_revised"),
+            # The runs list filtered to one session, user or conversation; partial, so runs
+            # without one (most runs sent to the runs API) cost these indexes nothing.
+            models.Index(
+                fields=["project", "session_id", "-started_at"],
+                condition=models.Q(session_id__isnull=False),
+                name="trace_session",
+            ),
+            models.Index(
+                fields=["project", "user_id", "-started_at"],
+                condition=models.Q(user_id__isnull=False),
+                name="trace_user",
+            ),
+            models.Index(
+                fields=["project", "conversation_id", "-started_at"],
+                condition=models.Q(conversation_id__isnull=False),
+                name="trace_conversation",
+            ),
         ]
 
     def __str__(self):
@@ -110,6 +138,56 @@ class Span(models.Model):
 
     def __str__(self):
         return f"{self.kind}:{self.name or self.span_id}"
+
+
+class SpanLog(models.Model):
+    """An OTLP log record about one span (a GenAI event: a prompt, a choice), kept by trace and span id.
+
+    Instrumentations send message content as log records next to the spans, in either
+    order: the record is kept here whether or not its span has arrived, and the span's
+    content is filled from the records of its span whenever either one arrives.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="span_logs", db_index=False)
+    trace_id = models.CharField(max_length=32)  # 32 lowercase hex digits, as the run's trace_id
+    span_id = models.CharField(max_length=16)
+    name = models.CharField(max_length=200, blank=True, default="")  # the event name
+    time_unix_nano = models.BigIntegerField(default=0)
+    attributes = models.JSONField(default=dict, blank=True)
+    body = models.JSONField(null=True, blank=True)
+    # SHA-256 of the record as sent: an exporter's retry is not stored twice.
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        # The unique constraint leads with (project, trace_id): the index every lookup uses.
+        constraints = [
+            models.UniqueConstraint(fields=["project", "trace_id", "span_id", "digest"], name="spanlog_unique_record")
+        ]
+
+    def __str__(self):
+        return f"{self.name}@{self.trace_id}/{self.span_id}"
+
+
+class ModelPrice(models.Model):
+    """A project's own price for a model (self-hosted, negotiated), over the genai-prices table.
+
+    In USD per million tokens; the cache prices default to the input price.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_prices", db_index=False)
+    model = models.CharField(max_length=200)
+    input_per_mtok = models.DecimalField(max_digits=14, decimal_places=6)
+    output_per_mtok = models.DecimalField(max_digits=14, decimal_places=6)
+    cache_read_per_mtok = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    cache_write_per_mtok = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+        constraints = [models.UniqueConstraint(fields=["project", "model"], name="modelprice_unique_project_model")]
+
+    def __str__(self):
+        return self.model
 
 
 class Dataset(models.Model):

@@ -15,6 +15,9 @@ def trace_list(
     started_from=None,
     started_to=None,
     text=None,
+    session=None,
+    user=None,
+    conversation=None,
 ):
     """The project's runs matching the filters, newest first (paginate the result).
 
@@ -31,6 +34,12 @@ def trace_list(
         traces = traces.filter(started_at__gte=started_from)
     if started_to:
         traces = traces.filter(started_at__lt=started_to)
+    if session:
+        traces = traces.filter(session_id=session)
+    if user:
+        traces = traces.filter(user_id=user)
+    if conversation:
+        traces = traces.filter(conversation_id=conversation)
     if text:
         traces = traces.filter(
             Q(trace_id__icontains=text) | Q(name__icontains=text) | Q(input__icontains=text) | Q(output__icontains=text)

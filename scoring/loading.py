@@ -46,7 +46,7 @@ def runs_load(trace_pks):
         row[0]: row
         for row in rows_select_by_ids(
             f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id, "
-            f"revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
+            f"revision, cost_detail FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
             trace_pks,
         )
     }
@@ -99,12 +99,18 @@ def _loaded(row, spans, case):
             expected_output=case[0] if case else None,
             expectations=case[1] if case else {},
             has_case=case is not None,
+            unpriced_models=_unpriced(_json(row[11])),
         ),
         experiment_id=row[8],
         case_id=row[9] if case else None,
         revision=row[10],
         case_key=case[2] if case else None,
     )
+
+
+def _unpriced(cost_detail):
+    models = cost_detail.get("unknown_price") if isinstance(cost_detail, dict) else None
+    return tuple(str(m) for m in models) if isinstance(models, list) else ()
 
 
 def experiment_names(runs):

@@ -74,7 +74,8 @@ def test_the_generator_leaves_out_no_json_endpoint(generated):
     skipped = [line for line in log.splitlines() if "will not be generated" in line or "Unable to" in line]
     assert skipped == []
     for group, name in [("traces", "traces_list"), ("datasets", "datasets_import"), ("gate", "gate"),
-                        ("gate_runs", "gate_runs_retrieve"), ("otlp", "otlp_traces_export")]:  # fmt: skip
+                        ("gate_runs", "gate_runs_retrieve"), ("otlp", "otlp_traces_export"),
+                        ("otlp", "otlp_logs_export")]:  # fmt: skip
         assert callable(op(group, name).sync)
 
 

@@ -95,6 +95,9 @@ def test_the_jsonl_import_and_the_otlp_endpoint_are_documented(schema):
         "$ref": "#/components/schemas/ImportResult"
     }
     assert {"application/json", "application/x-protobuf"} <= set(otlp["requestBody"]["content"])
+    logs = schema["paths"]["/v1/logs"]["post"]
+    assert {"application/json", "application/x-protobuf"} <= set(logs["requestBody"]["content"])
+    assert "rejectedLogRecords" in json.dumps(logs["responses"]["200"])
 
 
 def test_the_gate_answers_are_typed(schema):

@@ -4,12 +4,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from web import metrics, system
-from web.otlp.views import TraceExport
+from web.otlp.views import LogExport, TraceExport
 
 urlpatterns = [
     path("v1/api/", include("web.api.urls")),
     # OTLP/HTTP: the path OpenTelemetry exporters post to (docs/otel.md).
     path("v1/traces", TraceExport.as_view(), name="otlp-traces"),
+    path("v1/logs", LogExport.as_view(), name="otlp-logs"),
     # Anything else under the API answers in the API's error format, DEBUG or not.
     re_path(r"^v1/", system.not_found),
     path("admin/", admin.site.urls),

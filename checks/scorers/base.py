@@ -52,6 +52,7 @@ class RunView:
     expected_output: object = None  # the linked case's expected answer; None = none
     expectations: dict = field(default_factory=dict)  # the linked case's expectations ({} when no case)
     has_case: bool = False
+    unpriced_models: tuple = ()  # models the run called whose price is unknown (its cost is then None)
 
     def tool_calls(self):
         """The run's tool calls (spans of kind ``tool``), in execution order."""

@@ -3,7 +3,8 @@
 Every budget is inclusive, as in the seed's ``check_*_threshold``: a run passes when
 its figure is at most the budget (1000 ms on a 1000 ms budget passes). A run that
 recorded no latency (no cost) abstains with ``no_latency`` (``no_cost``) rather than
-passing or failing on a missing figure. Cost is compared at the precision it is stored
+passing or failing on a missing figure; a run whose cost is unknown because a model it
+called has no known price abstains with ``unknown_price`` naming the models. Cost is compared at the precision it is stored
 with, a millionth of a cent, so float noise (0.1 + 0.2) does not fail a 0.3 budget.
 tool_efficiency counts the run's tool calls (spans of kind ``tool``).
 """
@@ -32,6 +33,12 @@ def _cents(value):
 
 def cost_budget(run, config):
     budget = config["cents"]
+    if run.cost_cents is None and run.unpriced_models:
+        models = list(run.unpriced_models)
+        return Abstain(
+            "unknown_price",
+            {"message": f"no price is known for {', '.join(models)}", "models": models, "budget_cents": budget},
+        )
     if run.cost_cents is None:
         return Abstain("no_cost", {"message": "the run recorded no cost", "budget_cents": budget})
     detail = {"cost_cents": number(run.cost_cents), "budget_cents": budget}

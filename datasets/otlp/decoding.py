@@ -66,12 +66,12 @@ def request_decode(body, *, content_type, content_encoding, limit):
         raise UnsupportedMediaType(
             f"Content-Type {content_type or '(none)'!r} is not accepted; send application/x-protobuf or application/json."
         )
-    body = _decompress(body, content_encoding, limit)
+    body = body_decompress(body, content_encoding, limit)
     message = _protobuf_parse(body) if kind == PROTOBUF else _json_parse(body)
     return list(_spans(message, kind))
 
 
-def _decompress(body, content_encoding, limit):
+def body_decompress(body, content_encoding, limit):
     encoding = (content_encoding or "identity").strip().lower()
     if encoding in ("identity", ""):
         return body
@@ -139,7 +139,7 @@ class _JsonMessage:
     problems: dict
 
 
-def _items(container, *names):
+def json_items(container, *names):
     if not isinstance(container, dict):
         return []
     for name in names:
@@ -164,28 +164,28 @@ def _json_ids_normalise(payload):
     nor base64 of the right length; their ids are blanked so the rest still parses.
     """
     problems = {}
-    for r, resource_spans in enumerate(_items(payload, "resourceSpans", "resource_spans")):
-        for s, scope_spans in enumerate(_items(resource_spans, "scopeSpans", "scope_spans")):
-            for i, span in enumerate(_items(scope_spans, "spans")):
+    for r, resource_spans in enumerate(json_items(payload, "resourceSpans", "resource_spans")):
+        for s, scope_spans in enumerate(json_items(resource_spans, "scopeSpans", "scope_spans")):
+            for i, span in enumerate(json_items(scope_spans, "spans")):
                 if not isinstance(span, dict):
                     continue
                 for camel, snake, size in _SPAN_IDS:
                     for key in (camel, snake):
                         if key in span:
-                            span[key], problem = _json_id(span[key], camel, size)
+                            span[key], problem = json_id(span[key], camel, size)
                             if problem and (r, s, i) not in problems:
                                 problems[(r, s, i)] = problem
-                for link in _items(span, "links"):
+                for link in json_items(span, "links"):
                     if isinstance(link, dict):
                         for camel, snake, size in _LINK_IDS:
                             for key in (camel, snake):
                                 if key in link:
                                     # A bad link id loses the link, not the span.
-                                    link[key], _ = _json_id(link[key], camel, size)
+                                    link[key], _ = json_id(link[key], camel, size)
     return problems
 
 
-def _json_id(value, name, size):
+def json_id(value, name, size):
     if not isinstance(value, str):
         return value, None  # the protobuf parser names the wrong type
     text = value.strip()

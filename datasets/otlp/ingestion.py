@@ -39,7 +39,10 @@ from django.utils import timezone
 
 from datasets.ingestion import SPAN_COLUMNS
 from datasets.models import Span, Trace, TraceSource
+from datasets.otlp.costs import spans_price
 from datasets.otlp.errors import Overloaded
+from datasets.otlp.locks import traces_lock
+from datasets.otlp.log_ingestion import spans_join_logs
 from datasets.otlp.mapping import SpanRejected, span_map
 from datasets.otlp.runs import runs_recompute
 from datasets.run_schema import MAX_SPANS_PER_RUN
@@ -92,6 +95,9 @@ def otlp_spans_ingest(*, project, spans):
         return outcome
     try:
         with transaction.atomic():
+            traces_lock(project, by_trace)
+            spans_join_logs(project, by_trace)
+            spans_price(project, by_trace)
             _merge(project, by_trace, outcome)
     except OperationalError as exc:
         # Lock timeouts, deadlocks, "database is locked", lost connections: all

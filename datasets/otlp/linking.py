@@ -1,11 +1,15 @@
-"""A run's experiment and golden case, from ``evalsite.*`` attributes on its spans.
+"""A run's experiment, golden case and trial, from ``evalsite.*`` attributes on its spans.
 
 ``evalsite.experiment`` names the experiment (created on first use, like the runs API
 does). ``evalsite.case`` names the golden case the run answers: an integer attribute is
 a case id; a string is a case name, looked up in ``evalsite.dataset`` or else in the
 experiment's dataset; a string of digits with no dataset to look in is taken as an id.
 
-A name that matches nothing does not lose the run: the run is stored without that link
+``evalsite.trial`` is which try of its case the run is, as the runs API's ``trial``: an
+integer from 1 to ``MAX_TRIAL`` (a string of digits too, since ``OTEL_RESOURCE_ATTRIBUTES``
+can only say text).
+
+A name that matches nothing, or a trial that is not one, does not lose the run: the run is stored without that link
 and the problem is returned as a warning (the endpoint sends it back in
 ``partialSuccess.errorMessage``). The links are recomputed whenever spans of the run
 arrive, so a run sent before its case existed is linked by the next export.
@@ -13,13 +17,14 @@ arrive, so a run sent before its case existed is linked by the next export.
 
 from datasets.experiments import experiments_ensure
 from datasets.models import Dataset, GoldenCase
+from datasets.run_schema import MAX_TRIAL
 
 _MAX_EXPERIMENT = 200
 _MAX_DATASET = 100
 
 
 def links_resolve(*, project, hints):
-    """``({trace_pk: (experiment, case)}, warnings)`` for ``{trace_pk: (trace_id, hint dict)}``.
+    """``({trace_pk: (experiment, case, trial)}, warnings)`` for ``{trace_pk: (trace_id, hint dict)}``.
 
     Creates experiments that do not exist yet (safe under concurrency, see
     ``experiments_ensure``). Reads only the project's datasets and cases.
@@ -60,8 +65,28 @@ def links_resolve(*, project, hints):
         found, problem = _case_find(project, case, dataset)
         if problem:
             warnings.append(f"run {hints[pk][0]}: {problem}; the run is stored without a case")
-        links[pk] = (experiment, found)
+        trial, problem = trial_parse(hints[pk][1].get("evalsite.trial"))
+        if problem:
+            warnings.append(f"run {hints[pk][0]}: {problem}; the run is stored without a trial")
+        links[pk] = (experiment, found, trial)
     return links, warnings
+
+
+def trial_parse(value):
+    """``(trial or None, problem or None)`` for an ``evalsite.trial`` attribute value."""
+    if value is None:
+        return None, None
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 10:
+        number = int(value.strip())
+    if number is None or not 1 <= number <= MAX_TRIAL:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+        return None, f"evalsite.trial must be an integer from 1 to {MAX_TRIAL}, not {shown}"
+    return number, None
 
 
 def _name(value, limit):

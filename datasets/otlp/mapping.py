@@ -19,8 +19,8 @@ mapping table is in ``docs/otel.md``; in short:
 - Every attribute that was not used for a field stays in ``attributes``; so do the
   span's unused events (``otel.events``), links (``otel.links``), OTel span kind
   (``otel.span_kind``), scope (``otel.scope``) and resource (``otel.resource``). The
-  link attributes ``evalsite.experiment`` / ``evalsite.case`` / ``evalsite.dataset``
-  are copied from the resource when the span has none of its own.
+  link attributes ``evalsite.experiment`` / ``evalsite.case`` / ``evalsite.dataset`` /
+  ``evalsite.trial`` are copied from the resource when the span has none of its own.
 """
 
 import math
@@ -35,11 +35,13 @@ from datasets.otlp.messages import (
     messages_from_events,
     messages_from_flat,
     messages_normalise,
+    system_instructions,
 )
+from datasets.otlp.vercel import OPERATION_ID, TOOL_NAME, vercel_io, vercel_kind
 
 MAX_NAME = 200
 MAX_MODEL = 200
-LINK_KEYS = ("evalsite.experiment", "evalsite.case", "evalsite.dataset")
+LINK_KEYS = ("evalsite.experiment", "evalsite.case", "evalsite.dataset", "evalsite.trial")
 OPERATION = "gen_ai.operation.name"
 OPENINFERENCE_KIND = "openinference.span.kind"
 
@@ -62,7 +64,7 @@ _OPENINFERENCE_KINDS = {
     "RERANKER": "retrieval",
     "AGENT": "agent",
 }
-_TOOL_NAMES = ("gen_ai.tool.name", "tool.name")
+_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", TOOL_NAME)
 _AGENT_NAMES = ("gen_ai.agent.name", "agent.name")
 _MODELS = (
     "gen_ai.request.model",
@@ -71,9 +73,26 @@ _MODELS = (
     "llm.request.model_name",
     "llm.response.model_name",
     "embedding.model_name",
+    "ai.response.model",
+    "ai.model.id",
 )
-_INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
-_OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion")
+PROVIDERS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system", "ai.model.provider")
+_INPUT_TOKENS = (
+    "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "ai.usage.inputTokens",
+    "ai.usage.promptTokens",
+)  # fmt: skip
+_OUTPUT_TOKENS = (
+    "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
+    "ai.usage.outputTokens", "ai.usage.completionTokens",
+)  # fmt: skip
+_CACHE_READ_TOKENS = (
+    "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens",
+)  # fmt: skip
+_CACHE_WRITE_TOKENS = (
+    "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+)  # fmt: skip
 _TOTAL_TOKENS = ("llm.token_count.total", "llm.usage.total_tokens")
 _CENT = Decimal("0.000001")
 # Costs are stored as decimal(14, 6): below 10^8 cents. Anything larger is not a real cost.
@@ -103,6 +122,7 @@ class MappedSpan:
     model: str | None
     usage: dict | None
     attributes: dict
+    provider: str | None = None  # for pricing; the attribute itself stays in attributes
 
     def row(self):
         """The values compared with a stored copy to tell a changed re-send from a repeat."""
@@ -151,6 +171,7 @@ def span_map(span):
         model=model,
         usage=usage,
         attributes=attributes,
+        provider=_text(next((attrs[k] for k in PROVIDERS if _text(attrs.get(k))), None)) or None,
     )
 
 
@@ -191,6 +212,9 @@ def span_kind(attrs):
     operation = str(attrs.get(OPERATION) or "").strip().lower()
     if operation in _OPERATION_KINDS:
         return _OPERATION_KINDS[operation]
+    vercel = vercel_kind(attrs)
+    if vercel:
+        return vercel
     openinference = str(attrs.get(OPENINFERENCE_KIND) or "").strip().upper()
     if openinference:
         return _OPENINFERENCE_KINDS.get(openinference, "other")
@@ -291,6 +315,11 @@ def _usage(attrs, used):
     total = _take_count(attrs, _TOTAL_TOKENS, used)
     if total is None and usage:
         total = sum(usage.values())
+    # Cached tokens are part of the input tokens: counted apart, not added to the total.
+    for field, keys in (("cache_read_tokens", _CACHE_READ_TOKENS), ("cache_write_tokens", _CACHE_WRITE_TOKENS)):
+        count = _take_count(attrs, keys, used)
+        if count is not None:
+            usage[field] = count
     if total is not None:
         usage["total_tokens"] = total
     return usage or None
@@ -310,8 +339,11 @@ def _cost(attrs, used):
     cents = _amount(attrs.get("evalsite.cost_cents"))
     keys = ["evalsite.cost_cents"]
     if cents is None:
-        usd = _amount(attrs.get("llm.cost.total"))
-        keys = ["llm.cost.total"]
+        keys = ["gen_ai.usage.cost"]
+        usd = _amount(attrs.get("gen_ai.usage.cost"))
+        if usd is None:
+            usd = _amount(attrs.get("llm.cost.total"))
+            keys = ["llm.cost.total"]
         if usd is None:
             parts = [_amount(attrs.get(k)) for k in ("llm.cost.prompt", "llm.cost.completion")]
             if any(p is not None for p in parts):
@@ -346,6 +378,10 @@ def _messages(attrs, events, used, used_events):
     outputs = messages_normalise(attrs.get("gen_ai.output.messages"), default_role="assistant")
     if outputs:
         used.add("gen_ai.output.messages")
+    system = system_instructions(attrs.get("gen_ai.system_instructions"))
+    if system and inputs:
+        used.add("gen_ai.system_instructions")
+        inputs = [system, *inputs]
     if not inputs or not outputs:
         event_in, event_out = messages_from_events(events, used_events)
         inputs, outputs = inputs or event_in, outputs or event_out
@@ -373,6 +409,10 @@ def _io(kind, attrs, events, used, used_events):
             value_out = _documents(attrs, used)
     else:
         value_in, value_out = _messages(attrs, events, used, used_events)
+    if (value_in is None or value_out is None) and OPERATION_ID in attrs:
+        vercel_in, vercel_out = vercel_io(kind, attrs, used)
+        value_in = vercel_in if value_in is None else value_in
+        value_out = vercel_out if value_out is None else value_out
     if value_in is None:
         value_in = _plain(attrs, "input", used)
     if value_out is None:

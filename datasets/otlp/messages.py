@@ -183,6 +183,9 @@ def messages_from_events(events, consumed):
         attrs = event.attributes
         if event.name == DETAILS_EVENT:
             found_in = messages_normalise(attrs.get("gen_ai.input.messages"))
+            system = system_instructions(attrs.get("gen_ai.system_instructions"))
+            if system and found_in:
+                found_in = [system, *found_in]
             found_out = messages_normalise(attrs.get("gen_ai.output.messages"), default_role="assistant")
             if found_in or found_out:
                 inputs += found_in or []
@@ -209,12 +212,42 @@ def messages_from_events(events, consumed):
 
 def _event_message(attrs, role):
     body = json_lenient(attrs.get("gen_ai.event.content"))
-    if isinstance(body, dict):
-        return message_normalise(body, default_role=role)
-    fields = {k: v for k, v in attrs.items() if k in ("role", "content", "tool_calls", "message", "finish_reason")}
+    fields = body if isinstance(body, dict) else attrs
+    fields = {
+        k: v for k, v in fields.items() if k in ("role", "content", "tool_calls", "message", "finish_reason", "id")
+    }
+    # A tool message event names the call it answers by ``id``.
+    call_id = fields.pop("id", None)
     if not fields:
         return None
+    if role == "tool" and call_id is not None:
+        fields["tool_call_id"] = call_id
     return message_normalise(fields, default_role=role)
+
+
+def system_instructions(value):
+    """``gen_ai.system_instructions`` (a list of parts, or text) as one system message, or ``None``."""
+    value = json_lenient(value)
+    if isinstance(value, str):
+        return _text_message("system", value) if value.strip() else None
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        return None
+    parts = [p if isinstance(p, dict) else {"type": "text", "content": str(p)} for p in value]
+    return {"role": "system", "parts": parts}
+
+
+def first_text(messages, role):
+    """Text of the first message of ``role`` that has text, or ``None``."""
+    if not is_message_list(messages):
+        return None
+    for message in messages:
+        if message.get("role") == role:
+            text = message_text(message)
+            if text is not None:
+                return text
+    return None
 
 
 def messages_from_flat(attrs, prefix, consumed, *, openinference):

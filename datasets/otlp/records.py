@@ -31,3 +31,17 @@ class OtlpSpan:
     scope_name: str = ""
     scope_version: str = ""
     id_problem: str | None = None  # set by decoding when a JSON id was unreadable
+
+
+@dataclass(slots=True)
+class OtlpLog:
+    """One log record as exported; ids are raw bytes (empty when the record names no span)."""
+
+    where: str  # "resourceLogs[0].scopeLogs[0].logRecords[2]"
+    trace_id: bytes
+    span_id: bytes
+    event_name: str
+    time_unix_nano: int
+    attributes: dict
+    body: object
+    id_problem: str | None = None

@@ -10,12 +10,20 @@
   and of the last assistant message. The run's status is the root's: a tool call that
   failed and that the agent recovered from does not fail the run (the ``no_errors``
   scorer still sees every failed span).
+- **fallback input and answer**: when the root carries no input (or no output), the
+  first user message of the first model call (``llm`` span, by start time) stands for
+  the input and the last assistant message of the last model call for the answer
+  (agent frameworks often record content only on the model calls).
 - **times**: the root's start and end when the root has no parent; otherwise the
   earliest start and latest end of all spans. ``latency_ms`` is their difference.
 - **cost_cents**: the sum of the spans' costs (``None`` when no span has one). Costs
   are reported on the spans that spend (the model calls), so summing counts each once.
+  A model call whose price is unknown leaves the run's cost ``None`` (see ``costs``).
+- **session_id, user_id, conversation_id**: see ``identity``.
+- **usage, models_used, cost_detail**: token totals, models and how the cost was found
+  (``costs.runs_usage``).
 - **metadata**: the resource attributes of the root span's process (``service.name``...).
-- **experiment, case**: from the root's ``evalsite.*`` attributes, else from the
+- **experiment, case, trial**: from the root's ``evalsite.*`` attributes, else from the
   earliest span that has them (see ``linking``).
 
 Run inside the transaction that wrote the spans, with the runs' rows locked.
@@ -23,9 +31,12 @@ Run inside the transaction that wrote the spans, with the runs' rows locked.
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Sum
 
-from datasets.models import Span, Trace
+from datasets.models import Span, SpanKind, Trace
+from datasets.otlp.costs import runs_usage
+from datasets.otlp.identity import runs_identity
 from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
+from datasets.otlp.messages import first_text, last_text
 
 
 def runs_recompute(*, project, traces):
@@ -42,16 +53,12 @@ def runs_recompute(*, project, traces):
     root_pks, parentless = _roots(pks)
     roots = Span.objects.in_bulk(root_pks.values())
 
-    hints = {}
-    for trace in traces:
-        root = roots[root_pks[trace.pk]]
-        hint = {k: root.attributes[k] for k in LINK_KEYS if k in root.attributes}
-        if hint:
-            hints[trace.pk] = (trace.trace_id, hint)
-    unhinted = [t for t in traces if t.pk not in hints]
-    if unhinted:
-        hints.update(_hints_from_other_spans(unhinted))
-    links, warnings = links_resolve(project=project, hints=hints)
+    links, warnings = _links(project, traces, {t.pk: roots[root_pks[t.pk]] for t in traces})
+    usages = runs_usage(pks)
+    identities = runs_identity({t.pk: roots[root_pks[t.pk]] for t in traces})
+    fallbacks = _model_call_io(
+        [t.pk for t in traces if roots[root_pks[t.pk]].input is None or roots[root_pks[t.pk]].output is None]
+    )
 
     for trace in traces:
         root = roots[root_pks[trace.pk]]
@@ -63,22 +70,46 @@ def runs_recompute(*, project, traces):
         cost = total["cost"] if total["costs"] else None
         if cost is not None and cost >= COST_CEILING_CENTS:
             cost = None  # beyond what the column holds: unknown rather than wrong
-        experiment, case = links.get(trace.pk, (None, None))
-        Trace.objects.filter(pk=trace.pk).update(
+        usage, models, cost_detail = usages.get(trace.pk, (None, [], None))
+        if cost_detail and "unknown_price" in cost_detail:
+            cost = None  # a call with no known price: unknown rather than understated
+        experiment, case, trial = links.get(trace.pk, (None, None, None))
+        fallback = fallbacks.get(trace.pk, (None, None))
+        values = dict(
             name=root.name,
-            input=run_input(root.input),
-            output=run_output(root.output),
+            input=run_input(root.input) if root.input is not None else fallback[0],
+            output=run_output(root.output) if root.output is not None else fallback[1],
             status=root.status,
             error=root.error,
             started_at=started_at,
             ended_at=ended_at,
             latency_ms=round((ended_at - started_at).total_seconds() * 1000) if started_at and ended_at else None,
             cost_cents=cost,
+            usage=usage,
+            models_used=models,
+            cost_detail=cost_detail,
+            **identities[trace.pk],
             metadata=root.attributes.get("otel.resource") or {},
             experiment=experiment,
             case=case,
+            trial=trial,
         )
+        Trace.objects.filter(pk=trace.pk).update(**values)
     return warnings
+
+
+def _links(project, traces, roots):
+    """``links_resolve`` over the roots' ``evalsite.*`` attributes, else the earliest span's."""
+    hints = {}
+    for trace in traces:
+        attributes = roots[trace.pk].attributes
+        hint = {k: attributes[k] for k in LINK_KEYS if k in attributes}
+        if hint:
+            hints[trace.pk] = (trace.trace_id, hint)
+    unhinted = [t for t in traces if t.pk not in hints]
+    if unhinted:
+        hints.update(_hints_from_other_spans(unhinted))
+    return links_resolve(project=project, hints=hints)
 
 
 def _earliest(rows):
@@ -120,3 +151,23 @@ def _hints_from_other_spans(traces):
         if trace_pk not in best or key < best[trace_pk][0]:
             best[trace_pk] = (key, {k: attributes[k] for k in LINK_KEYS if k in attributes})
     return {pk: (by_pk[pk], hint) for pk, (_, hint) in best.items()}
+
+
+def _model_call_io(pks):
+    """``{trace_pk: (input, answer)}`` from the model calls of these runs (see the module docstring)."""
+    if not pks:
+        return {}
+    calls = {}
+    rows = (
+        Span.objects.filter(trace_id__in=pks, kind=SpanKind.LLM)
+        .order_by("trace_id", "started_at", "position", "span_id")
+        .values_list("trace_id", "input", "output")
+    )
+    for trace_pk, value_in, value_out in rows:
+        calls.setdefault(trace_pk, []).append((value_in, value_out))
+    found = {}
+    for trace_pk, io in calls.items():
+        question = next((t for t in (first_text(i, "user") for i, _ in io) if t is not None), None)
+        answer = next((t for t in (last_text(o, "assistant") for _, o in reversed(io)) if t is not None), None)
+        found[trace_pk] = (question, answer)
+    return found

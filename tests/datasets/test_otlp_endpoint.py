@@ -3,6 +3,7 @@
 import base64
 import gzip
 import json
+from decimal import Decimal
 
 import pytest
 from django.db import OperationalError
@@ -108,7 +109,12 @@ def test_it_stores_a_genai_agent_run_sent_as_protobuf_and_answers_in_protobuf(ac
     run = _run(actors, spans)
     assert (run.source, run.name, run.status, run.error) == ("otlp", "reservo", "ok", None)
     assert (run.input, run.output) == (QUESTION, ANSWER)
-    assert run.latency_ms == 1200 and run.cost_cents is None
+    assert run.latency_ms == 1200
+    # 280 input and 32 output tokens of gpt-4o-mini at 0.15 and 0.60 USD per million, in cents.
+    assert run.cost_cents == Decimal("0.006120")
+    assert run.cost_detail == {"estimated": True, "sources": ["genai-prices"], "price_table": "genai-prices 0.2.3"}
+    assert run.usage == {"input_tokens": 280, "output_tokens": 32, "total_tokens": 312}
+    assert run.models_used == ["gpt-4o-mini"]
     assert run.metadata["service.name"] == "reservo"
     stored = {s.name: s for s in run.spans.all()}
     assert sorted(s.kind for s in run.spans.all()) == ["agent", "llm", "llm", "tool"]

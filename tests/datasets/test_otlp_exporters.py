@@ -17,8 +17,11 @@ from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExportResult
@@ -28,6 +31,7 @@ from datasets.models import Trace
 from evalsite.models import QuotaWindow
 from tests.base import actors_create
 from tests.datasets.test_otlp_endpoint import json_body, run_view
+from tests.datasets.test_otlp_logs import openai_v2_call
 from tests.datasets.test_otlp_mapping import ANSWER, MS, QUESTION, T0, genai_agent, openinference_agent, sdk_spans
 from tests.live import web_server
 
@@ -272,3 +276,39 @@ def test_a_chunked_body_over_the_limit_is_a_413(live):
     )
     assert response.status_code == 413
     assert status_pb2.Status.FromString(response.content).code == code_pb2.RESOURCE_EXHAUSTED
+
+
+def _log_exporter_send(url, key, records):
+    """Emit ``records`` through a LoggerProvider whose OTLPLogExporter posts to ``url``/v1/logs (gzip)."""
+    provider = LoggerProvider(resource=Resource.create({"service.name": "reservo"}))
+    provider.add_log_record_processor(
+        BatchLogRecordProcessor(
+            OTLPLogExporter(
+                endpoint=url + "/v1/logs",
+                headers={"Authorization": f"Bearer {key}"},
+                compression=Compression.Gzip,
+                timeout=30,
+            )
+        )
+    )
+    logger = provider.get_logger("opentelemetry.instrumentation.openai_v2", "2.4b0")
+    for record in records:
+        logger.emit(record)
+    assert provider.force_flush(30_000)
+    provider.shutdown()
+
+
+@pytest.mark.parametrize("logs_first", [True, False], ids=["logs before spans", "logs after spans"])
+def test_the_sdk_log_exporter_delivers_message_content_to_its_span(live, logs_first):
+    url, actors = live
+    records = []
+    spans = sdk_spans(lambda tracer: openai_v2_call(tracer, events=records))
+    if logs_first:
+        _log_exporter_send(url, actors.acme_key, records)
+    assert exporter_for(url, actors.acme_key).export(spans) == SpanExportResult.SUCCESS
+    if not logs_first:
+        _log_exporter_send(url, actors.acme_key, records)
+    run = Trace.objects.get(project=actors.acme, trace_id=_trace_id(spans))
+    assert (run.input, run.output) == (QUESTION, ANSWER)
+    assert run.models_used == ["gpt-4o-mini"] and run.usage["input_tokens"] == 31
+    assert run.cost_detail["sources"] == ["genai-prices"] and run.cost_cents > 0

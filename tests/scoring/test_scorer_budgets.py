@@ -1,5 +1,6 @@
 """latency_budget, cost_budget and tool_efficiency: inclusive budgets, abstain without a figure."""
 
+from dataclasses import replace
 from decimal import Decimal
 
 from checks.scorers import Abstain, resolve_config, run_from_payload, score_run, scorer_get
@@ -68,6 +69,14 @@ class TestCostBudget:
 
     def test_it_passes_a_free_run_on_a_zero_budget(self):
         assert score_run(self.scorer, _run(cost_cents=0), {"cents": 0}).passed
+
+    def test_it_abstains_naming_the_models_whose_price_is_unknown(self):
+        run = replace(_run(cost_cents=None), unpriced_models=("reservo-llama", "other-ft"))
+        result = score_run(self.scorer, run, {"cents": 1})
+        assert isinstance(result, Abstain)
+        assert result.reason == "unknown_price"
+        assert result.detail["models"] == ["reservo-llama", "other-ft"]
+        assert "reservo-llama" in result.detail["message"]
 
 
 class TestToolEfficiency:

@@ -34,12 +34,26 @@ class TraceOut(serializers.ModelSerializer):
     experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
     case = serializers.IntegerField(source="case_id", allow_null=True)
     cost_cents = serializers.FloatField(allow_null=True)
+    usage = serializers.JSONField(
+        allow_null=True,
+        help_text="Token totals of the run's model calls: input_tokens, output_tokens, cache_read_tokens, "
+        "cache_write_tokens, total_tokens (OpenTelemetry runs).",
+    )
+    models = serializers.ListField(
+        child=serializers.CharField(), source="models_used", allow_null=True, help_text="Models used, in order."
+    )
+    cost_detail = serializers.JSONField(
+        allow_null=True,
+        help_text='How cost_cents was found: {"estimated": bool, "sources": [...], "price_table"?}, or '
+        '{"unknown_price": [models]} when it is empty because a model has no known price.',
+    )
 
     class Meta:
         model = Trace
         fields = [
             "trace_id", "name", "status", "error", "input", "output", "started_at", "ended_at", "latency_ms",
-            "cost_cents", "metadata", "tags", "experiment", "case", "trial", "source", "ingested_at",
+            "cost_cents", "usage", "models", "cost_detail", "session_id", "user_id", "conversation_id", "metadata",
+            "tags", "experiment", "case", "trial", "source", "ingested_at",
         ]  # fmt: skip
 
 
@@ -94,6 +108,9 @@ class TraceFilters(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
     to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
     text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")
+    session = serializers.CharField(required=False, max_length=200, help_text="Runs of this session_id.")
+    user = serializers.CharField(required=False, max_length=200, help_text="Runs of this user_id.")
+    conversation = serializers.CharField(required=False, max_length=200, help_text="Runs of this conversation_id.")
     scorer_failed = serializers.CharField(
         required=False, max_length=100, help_text="Runs with a failed score of this scorer id, or of any with 'any'."
     )
@@ -170,6 +187,9 @@ class TraceCollection(APIView):
             started_from=f.get("from"),
             started_to=f.get("to"),
             text=f.get("text"),
+            session=f.get("session"),
+            user=f.get("user"),
+            conversation=f.get("conversation"),
             scorer_failed=f.get("scorer_failed"),
             scorer_abstained=f.get("scorer_abstained"),
             label=f.get("label"),

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from web.api import cases, datasets, experiments, gate, labels, scoring, traces
+from web.api import cases, datasets, experiments, gate, labels, prices, scoring, traces
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -35,6 +35,8 @@ urlpatterns = [
     path("experiments", experiments.ExperimentCollection.as_view(), name="api-experiments"),
     path("experiments/compare", experiments.ExperimentCompare.as_view(), name="api-experiments-compare"),
     path("experiments/<path:name>", experiments.ExperimentDetail.as_view(), name="api-experiment"),
+    path("prices", prices.PriceCollection.as_view(), name="api-prices"),
+    path("prices/<path:model>", prices.PriceDetail.as_view(), name="api-price"),
     path("gate", gate.GateView.as_view(), name="api-gate"),
     path("gate-runs", gate.GateRunCollection.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:gate_run_id>", gate.GateRunDetail.as_view(), name="api-gate-run"),

@@ -18,6 +18,10 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from google.protobuf import any_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTracePartialSuccess,
     ExportTraceServiceResponse,
@@ -65,6 +69,15 @@ def export_response(*, rejected, problems, fmt):
     text = error_message(problems)
     if rejected or text:
         message.partial_success.CopyFrom(ExportTracePartialSuccess(rejected_spans=rejected, error_message=text))
+    return _response(message, fmt, status=200)
+
+
+def logs_export_response(*, rejected, problems, fmt):
+    """``200`` with the ``ExportLogsServiceResponse`` for a logs export that was taken."""
+    message = ExportLogsServiceResponse()
+    text = error_message(problems)
+    if rejected or text:
+        message.partial_success.CopyFrom(ExportLogsPartialSuccess(rejected_log_records=rejected, error_message=text))
     return _response(message, fmt, status=200)
 
 

@@ -94,6 +94,49 @@ EXPORT_RESPONSE_SCHEMA = {
         }
     },
 }
+_log_record = {
+    "type": "object",
+    "properties": {
+        "traceId": {"type": "string", "description": "32 hex digits: the trace of the span the record is about."},
+        "spanId": {"type": "string", "description": "16 hex digits: the span the record is about."},
+        "eventName": {"type": "string", "description": "The GenAI event (or the `event.name` attribute)."},
+        "timeUnixNano": _int64,
+        "attributes": _attributes,
+        "body": _any_value,
+    },
+}
+LOGS_REQUEST_SCHEMA = {
+    "type": "object",
+    "description": "An OTLP ExportLogsServiceRequest in its JSON encoding.",
+    "properties": {
+        "resourceLogs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "resource": {"type": "object", "properties": {"attributes": _attributes}},
+                    "scopeLogs": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"logRecords": {"type": "array", "items": _log_record}},
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
+LOGS_RESPONSE_SCHEMA = {
+    "type": "object",
+    "description": "An OTLP ExportLogsServiceResponse; `partialSuccess` is present when records were rejected.",
+    "properties": {
+        "partialSuccess": {
+            "type": "object",
+            "properties": {"rejectedLogRecords": _int64, "errorMessage": {"type": "string"}},
+        }
+    },
+}
 STATUS_SCHEMA = {
     "type": "object",
     "description": "A google.rpc.Status.",
@@ -116,14 +159,29 @@ _ERRORS = {
 
 
 def export_responses():
-    """``extend_schema(responses=...)`` for the endpoint: each status in both encodings."""
+    """``extend_schema(responses=...)`` for the traces endpoint: each status in both encodings."""
     responses = {
         (200, "application/json"): OpenApiResponse(
             EXPORT_RESPONSE_SCHEMA, description="Taken (see `partialSuccess` for rejected spans)."
         ),
         (200, "application/x-protobuf"): OpenApiResponse(_BINARY, description="ExportTraceServiceResponse."),
     }
-    for status, description in _ERRORS.items():
+    return _with_errors(responses, _ERRORS)
+
+
+def logs_export_responses():
+    """``extend_schema(responses=...)`` for the logs endpoint."""
+    responses = {
+        (200, "application/json"): OpenApiResponse(
+            LOGS_RESPONSE_SCHEMA, description="Taken (see `partialSuccess` for rejected records)."
+        ),
+        (200, "application/x-protobuf"): OpenApiResponse(_BINARY, description="ExportLogsServiceResponse."),
+    }
+    return _with_errors(responses, {k: v for k, v in _ERRORS.items() if k != 429})
+
+
+def _with_errors(responses, errors):
+    for status, description in errors.items():
         responses[(status, "application/json")] = OpenApiResponse(STATUS_SCHEMA, description=description)
         responses[(status, "application/x-protobuf")] = OpenApiResponse(
             _BINARY, description=description + " A google.rpc.Status."

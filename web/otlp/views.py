@@ -1,4 +1,7 @@
-"""``POST /v1/traces``: the OTLP/HTTP traces endpoint (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``).
+"""``POST /v1/traces`` and ``POST /v1/logs``: the OTLP/HTTP traces and logs endpoints.
+
+``OTEL_EXPORTER_OTLP_ENDPOINT`` pointed at the site reaches both; the logs carry the
+message content that some GenAI instrumentations send as log records.
 
 Authenticated by the project's key (``Authorization: Bearer esk_...``); CSRF does not
 apply (no session). Answers in the request's own content type (see ``protocol``).
@@ -10,11 +13,13 @@ from rest_framework.views import APIView
 
 from datasets.otlp.decoding import request_decode
 from datasets.otlp.ingestion import otlp_spans_ingest
+from datasets.otlp.log_decoding import logs_request_decode
+from datasets.otlp.log_ingestion import otlp_logs_ingest
 from evalsite.auth import request_project
 from evalsite.errors import PayloadTooLarge
 from web.otlp.overload import export_slot
-from web.otlp.protocol import export_response, otlp_exception_handler, request_format
-from web.otlp.schema import EXPORT_REQUEST_SCHEMA, export_responses
+from web.otlp.protocol import export_response, logs_export_response, otlp_exception_handler, request_format
+from web.otlp.schema import EXPORT_REQUEST_SCHEMA, LOGS_REQUEST_SCHEMA, export_responses, logs_export_responses
 
 
 class TraceExport(APIView):
@@ -54,6 +59,38 @@ class TraceExport(APIView):
             )
             outcome = otlp_spans_ingest(project=request_project(request), spans=spans)
         return export_response(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
+
+
+class LogExport(TraceExport):
+    @extend_schema(
+        operation_id="otlp_logs_export",
+        summary="Export OpenTelemetry log records (OTLP/HTTP)",
+        description=(
+            "The OTLP/HTTP logs endpoint: point `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` here (or "
+            "`OTEL_EXPORTER_OTLP_ENDPOINT` at the site). The body is an `ExportLogsServiceRequest` as protobuf or "
+            "JSON, optionally gzip- or deflate-compressed. Records carrying GenAI content events "
+            "(`gen_ai.user.message`, `gen_ai.choice`, `gen_ai.client.inference.operation.details`...) with the "
+            "trace and span id of their span are kept and joined to that span, whether it arrived before or "
+            "arrives after; other records are counted in `partialSuccess.rejectedLogRecords`. Rules: docs/otel.md."
+        ),
+        tags=["otlp"],
+        request={
+            "application/json": LOGS_REQUEST_SCHEMA,
+            "application/x-protobuf": {"type": "string", "format": "binary"},
+        },
+        responses=logs_export_responses(),
+    )
+    def post(self, request):
+        fmt = request_format(request)
+        with export_slot():
+            logs = logs_request_decode(
+                _body(request),
+                content_type=request.META.get("CONTENT_TYPE"),
+                content_encoding=request.META.get("HTTP_CONTENT_ENCODING"),
+                limit=settings.EVALSITE_MAX_BODY_BYTES,
+            )
+            outcome = otlp_logs_ingest(project=request_project(request), logs=logs)
+        return logs_export_response(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
 
 
 def _body(request):

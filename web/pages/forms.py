@@ -124,6 +124,10 @@ class RunFilterForm(forms.Form):
         required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
     )
 
+    session = forms.CharField(required=False, max_length=200, label="Session")
+    user = forms.CharField(required=False, max_length=200, label="User")
+    conversation = forms.CharField(required=False, max_length=200, label="Conversation")
+
     def filters(self):
         """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""
         if not self.is_valid():
@@ -138,6 +142,9 @@ class RunFilterForm(forms.Form):
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
             "label": d["label"] or None,
+            "session": d["session"] or None,
+            "user": d["user"] or None,
+            "conversation": d["conversation"] or None,
         }
 
 
