@@ -30,8 +30,9 @@ def test_the_gate_run_page_puts_the_failing_case_first_with_its_reasons_and_run(
     v2 = demo[1]
     html = _client(actors.victor).get(f"/p/acme/gate-runs/{v2.pk}/").content.decode()
     assert "FAIL" in html and "(4/5)" in html
-    first_case = html.index("quote_focus_pro_3h")
-    assert first_case < html.index("quote_focus_basic_3h")
+    assert "quote_focus_basic_3h" not in html  # failing cases only, by default
+    every = _client(actors.victor).get(f"/p/acme/gate-runs/{v2.pk}/?show=all").content.decode()
+    assert every.index("quote_focus_pro_3h") < every.index("quote_focus_basic_3h")
     assert "tool_choice: expected [&#x27;quote_room&#x27;], called [&#x27;book_room&#x27;]" in html
     assert 'href="/p/acme/runs/v2-quote_focus_pro_3h/"' in html
 

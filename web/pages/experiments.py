@@ -1,9 +1,8 @@
 """Pages: experiments (with their pass rate over time), the comparison, gate runs."""
 
-from checks.scorers import SCORERS
 from datasets.experiments import experiment_get, experiment_list
 from experiments.comparison import experiments_compare
-from experiments.selectors import experiments_overview, gate_cases, gate_run_get, gate_run_list
+from experiments.selectors import experiments_overview, gate_run_list
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.plots import pass_rate_plot
 
@@ -38,26 +37,4 @@ def gate_runs_page(request, project):
     items, newer, older = cursor_page(request, runs, ordering=("-created_at", "-id"))
     return page_render(
         request, "experiments/gate_runs.html", {"gate_runs": items, "newer": newer, "older": older, "verdict": verdict}
-    )
-
-
-@project_page
-def gate_run_page(request, project, gate_run_id):
-    gate_run = gate_run_get(project=project, gate_run_id=gate_run_id)
-    rows = gate_cases(gate_run=gate_run, order="failures")
-    cases = [row.result for row in rows if not row.quarantined]
-    for case in cases:
-        # A check that is not a built-in scorer is a judge criterion: show what the judge said.
-        case["judge_comments"] = [
-            c for c in case["checks"] if c["scorer"] not in SCORERS and c["status"] != "abstained"
-        ]
-    return page_render(
-        request,
-        "experiments/gate_run.html",
-        {
-            "gate_run": gate_run,
-            "answer": gate_run.result,
-            "cases": cases,
-            "quarantined": [r.result for r in rows if r.quarantined],
-        },
     )

@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import datasets, experiments, home, judge, runs, scoring
+from web.pages import datasets, experiments, gates, home, judge, runs, scoring
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -28,7 +28,7 @@ project_patterns = [
     path("experiments/", experiments.experiments_page, name="experiments"),
     path("experiments/compare/", experiments.compare_page, name="compare"),
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
-    path("gate-runs/<int:gate_run_id>/", experiments.gate_run_page, name="gate-run"),
+    path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
 ]
 
