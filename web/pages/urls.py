@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import datasets, experiments, gates, home, judge, runs, scoring
+from web.pages import compare, datasets, experiments, gates, home, judge, runs, scoring
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -26,7 +26,7 @@ project_patterns = [
     path("passes/<int:pass_id>/progress.json", scoring.pass_progress, name="pass-progress"),
     path("review/scores/", scoring.review_page, name="review-scores"),
     path("experiments/", experiments.experiments_page, name="experiments"),
-    path("experiments/compare/", experiments.compare_page, name="compare"),
+    path("experiments/compare/", compare.compare_page, name="compare"),
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
     path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
