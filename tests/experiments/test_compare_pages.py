@@ -1,10 +1,17 @@
 """The compare page: the paired cases with McNemar and Wilson, both sides' trials, answers side by side."""
 
+import pytest
+
 from experiments.models import GatePolicy
-from tests.experiments.test_gate_pages import _gate, _page, _row, _upload, desk  # noqa: F401 (a fixture)
+from tests.experiments.test_gate_pages import _gate, _page, _row, _upload, desk_create
 from web.pages.plots import difference_plot
 
 COMPARE = "/p/acme/experiments/compare/?base=v1&candidate=v2"
+
+
+@pytest.fixture
+def desk(actors):
+    return desk_create(actors)
 
 
 def test_the_paired_section_shows_the_counts_the_p_value_and_the_intervals(actors, desk):
@@ -15,7 +22,7 @@ def test_the_paired_section_shows_the_counts_the_p_value_and_the_intervals(actor
     assert "<dt>Paired cases</dt><dd>3</dd>" in html
     assert '<dt>Pass → fail</dt><dd class="error">1</dd>' in html
     assert "<dt>McNemar p (exact)</dt><dd>1.0000</dd>" in html
-    assert "0.667 <span class=\"muted\">[0.208, 0.939]</span>" in html  # v1: 2 of 3, Wilson interval
+    assert '0.667 <span class="muted">[0.208, 0.939]</span>' in html  # v1: 2 of 3, Wilson interval
 
 
 def test_by_default_only_changed_cases_are_listed_with_both_answers_side_by_side(actors, desk):

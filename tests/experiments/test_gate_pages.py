@@ -13,12 +13,17 @@ GOOD = [{"span_id": "t", "kind": "tool", "name": "quote_room", "input": {"room":
 BAD = [{"span_id": "t", "kind": "tool", "name": "book_room", "input": {"room": "Focus"}}]
 
 
-@pytest.fixture
-def desk(actors):
+def desk_create(actors):
+    """The dataset "desk" with three cases that expect one call of quote_room."""
     dataset = Dataset.objects.create(project=actors.acme, name="desk")
     for name in ("quote", "book", "cancel"):
         GoldenCase.objects.create(dataset=dataset, name=name, expectations={"expected_tools": ["quote_room"]})
     return dataset
+
+
+@pytest.fixture
+def desk(actors):
+    return desk_create(actors)
 
 
 def _upload(actors, experiment, outcomes):

@@ -33,7 +33,9 @@ def _answer(answers, trace_id):
     answer = answers.get(trace_id)
     if answer is None:
         return None
-    calls = [{**call, "input": pretty(call["input"]), "output": pretty(call["output"])} for call in answer["tool_calls"]]
+    calls = [
+        {**call, "input": pretty(call["input"]), "output": pretty(call["output"])} for call in answer["tool_calls"]
+    ]
     return {"output": pretty(answer["output"]) if answer["output"] is not None else None, "tool_calls": calls}
 
 

@@ -73,7 +73,13 @@ def difference_plot(rows):
         format_html(
             '<line class="grid" x1="{}" y1="{}" x2="{}" y2="{}"/><text x="{}" y="16" text-anchor="middle">0</text>'
             '<text x="{}" y="16" text-anchor="middle">−1</text><text x="{}" y="16" text-anchor="middle">+1</text>',
-            x(0), top - 6, x(0), height - 6, x(0), x(-1), x(1),
+            x(0),
+            top - 6,
+            x(0),
+            height - 6,
+            x(0),
+            x(-1),
+            x(1),
         )  # fmt: skip
     ]
     for i, row in enumerate(shown):
@@ -84,13 +90,25 @@ def difference_plot(rows):
         if row.get("ci95"):
             low, high = row["ci95"]
             interval = format_html(
-                '<line class="interval {}" x1="{}" y1="{}" x2="{}" y2="{}"/>', kind, f"{x(low):.1f}", cy, f"{x(high):.1f}", cy
+                '<line class="interval {}" x1="{}" y1="{}" x2="{}" y2="{}"/>',
+                kind,
+                f"{x(low):.1f}",
+                cy,
+                f"{x(high):.1f}",
+                cy,
             )
         parts.append(
             format_html(
                 '<text x="4" y="{}">{}</text>{}<circle class="diff {}" cx="{}" cy="{}" r="5">'
                 "<title>{}: {}{}</title></circle>",
-                cy + 4, name, interval, kind, f"{x(row['diff']):.1f}", cy, row["scorer"], f"{row['diff']:+.3f}",
+                cy + 4,
+                name,
+                interval,
+                kind,
+                f"{x(row['diff']):.1f}",
+                cy,
+                row["scorer"],
+                f"{row['diff']:+.3f}",
                 f" [{row['ci95'][0]:+.3f}, {row['ci95'][1]:+.3f}]" if row.get("ci95") else "",
             )  # fmt: skip
         )
