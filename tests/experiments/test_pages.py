@@ -75,3 +75,12 @@ def test_the_plot_places_rates_on_a_fixed_scale_and_escapes_labels():
     assert "&lt;v1&gt;" in svg and "<v1>" not in svg
     assert svg.count("<circle") == 2
     assert pass_rate_plot([("v1", None, None)]) == ""
+
+
+def test_the_gate_runs_list_names_the_baseline_the_verdict_used_as_the_detail_does(actors, demo):
+    v2 = demo[1]
+    assert v2.baseline is None and v2.result["baseline"]["experiment"] == "v1"  # the policy's baseline
+    html = _client(actors.victor).get("/p/acme/gate-runs/").content.decode()
+    row = html[html.index(f'href="/p/acme/gate-runs/{v2.pk}/"') :]
+    row = row[: row.index("</tr>")]
+    assert "<td>v1</td>" in row
