@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from datasets.ingestion import traces_ingest
 from datasets.models import Dataset, GoldenCase
 from experiments.gating import gate_request
 from experiments.models import GatePolicy
-from datasets.ingestion import traces_ingest
 from tests.base import actors_create
 from tests.browser.conftest import log_in
 from tests.factories import run_payload
