@@ -8,7 +8,7 @@ with its trials (passed of run, flaky, quarantined) and the evidence of its chec
 from django.core.paginator import Paginator
 
 from experiments.selectors import GATE_CASE_FILTERS, gate_case_counts, gate_cases_shown, gate_run_get
-from web.pages.access import page_render, project_page
+from web.pages.access import page_links, page_render, project_page
 from web.pages.evidence import case_evidence, trials_view
 
 CASES_PER_PAGE = 50
@@ -19,20 +19,6 @@ FILTER_LABELS = {
     "passed": "Passed",
     "all": "All",
 }
-
-
-def page_links(request, page):
-    """``(previous url, next url)`` of a numbered page, keeping the page's other parameters."""
-
-    def link(number):
-        query = request.GET.copy()
-        query["page"] = number
-        return f"?{query.urlencode()}"
-
-    return (
-        link(page.previous_page_number()) if page.has_previous() else None,
-        link(page.next_page_number()) if page.has_next() else None,
-    )
 
 
 def case_view(row):

@@ -5,7 +5,9 @@ Reads go through the same selectors as the API, writes through the same services
 """
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db import transaction
+from django.db.models import F
 from django.shortcuts import redirect
 
 from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
@@ -14,8 +16,8 @@ from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
 from scoring.references import cases_capture_guarded
-from scoring.selectors import run_scores, runs_annotate_scores, runs_list
-from web.pages.access import cursor_page, page_render, project_page
+from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
+from web.pages.access import cursor_page, page_links, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
 
 RUNS_PER_PAGE = 50
@@ -61,10 +63,30 @@ def _captured_message(request, dataset, captured, skipped):
     messages.success(request, text)
 
 
+# The runs list's sort orders: the newest first pages by cursor (stable while runs
+# arrive); the others by page number, over the filtered runs.
+SORTS = {
+    "started": ("-started_at", "-id"),
+    "latency": (F("latency_ms").desc(nulls_last=True), "-id"),
+    "cost": (F("cost_cents").desc(nulls_last=True), "-id"),
+    "failures": ("-scores_failed", "-started_at", "-id"),
+}
+
+
+def runs_page(request, traces, sort):
+    """``(runs, newer url, older url, page or None)`` of the runs list in ``sort`` order."""
+    if sort == "started":
+        return (*cursor_page(request, traces, ordering=SORTS[sort], page_size=RUNS_PER_PAGE), None)
+    page = Paginator(traces.order_by(*SORTS[sort]), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    return (list(page.object_list), *page_links(request, page), page)
+
+
 @project_page
 def run_list(request, project):
     filters = RunFilterForm(request.GET or None)
-    traces = trace_captured_annotate(runs_annotate_scores(runs_list(project=project, **filters.filters())))
+    matching = runs_list(project=project, **filters.filters())
+    traces = trace_captured_annotate(runs_annotate_score_counts(runs_annotate_scores(matching)))
+    sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "started"
     datasets = list(dataset_list(project=project, include_archived=False))
     capture = BulkCaptureForm(request.POST or None, datasets=datasets)
     if request.method == "POST" and capture.is_valid():
@@ -72,7 +94,7 @@ def run_list(request, project):
         if done is not None:
             _captured_message(request, *done)
             return redirect("dataset", slug=project.slug, name=done[0].name)
-    runs, newer, older = cursor_page(request, traces, ordering=("-started_at", "-id"), page_size=RUNS_PER_PAGE)
+    runs, newer, older, page = runs_page(request, traces, sort)
     return page_render(
         request,
         "runs/list.html",
@@ -80,6 +102,10 @@ def run_list(request, project):
             "filters": filters,
             "filtered": any(v for v in filters.filters().values()),
             "runs": runs,
+            "total": matching.count(),
+            "sort": sort,
+            "sorts": [(name, _sort_link(request, name)) for name in SORTS],
+            "page": page,
             "newer": newer,
             "older": older,
             "capture": capture,
@@ -89,6 +115,14 @@ def run_list(request, project):
         },
         status=400 if capture.errors else 200,
     )
+
+
+def _sort_link(request, sort):
+    query = request.GET.copy()
+    query.pop("cursor", None)
+    query.pop("page", None)
+    query["sort"] = sort
+    return f"?{query.urlencode()}"
 
 
 @project_page
