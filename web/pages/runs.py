@@ -18,6 +18,7 @@ from evalsite.errors import DomainError
 from scoring.references import cases_capture_guarded
 from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_links, page_render, project_page
+from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
 
 RUNS_PER_PAGE = 50
@@ -136,14 +137,20 @@ def run_detail(request, project, trace_id):
             _captured_message(request, *done)
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     scores, abstentions = run_scores(trace)
+    spans = spans_in_tree_order(trace)
+    verdict, verdict_tone, failed_checks = run_verdict(scores)
     return page_render(
         request,
         "runs/detail.html",
         {
             "trace": trace,
-            "spans": spans_in_tree_order(trace),
+            "spans": spans,
+            "timeline": span_timeline(spans),
+            "verdict": verdict,
+            "verdict_tone": verdict_tone,
+            "failed_checks": failed_checks,
             "scores": scores,
-            "abstentions": abstentions,
+            "abstentions": abstentions_once(abstentions),
             "cases": list(cases_from_run(project=project, trace_id=trace.trace_id)),
             "capture": capture,
             "datasets": datasets,
