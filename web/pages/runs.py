@@ -18,8 +18,8 @@ from evalsite.errors import DomainError
 from scoring.references import cases_capture_guarded
 from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_links, page_render, project_page
-from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
+from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
 
