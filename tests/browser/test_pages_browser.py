@@ -90,6 +90,8 @@ def test_every_page_fits_390_and_1440_pixels_and_passes_axe(page, site, artifact
     actors, demo, trials = site
     log_in(page, "bob", "/p/acme/runs/")
     problems = []
+    failed_requests = []
+    page.on("response", lambda r: failed_requests.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         for name, path in _pages(demo, trials).items():
@@ -102,3 +104,14 @@ def test_every_page_fits_390_and_1440_pixels_and_passes_axe(page, site, artifact
             if width == WIDTHS[0]:
                 problems += [f"{name}: {v['id']} ({v['impact']}): {v['help']} at {v['nodes']}" for v in _axe(page)]
     assert not problems, "\n".join(problems)
+    assert not failed_requests  # no favicon or stylesheet missing on any page
+
+
+def test_select_all_ticks_every_run_on_the_page_and_the_capture_sits_above_the_list(page, site):
+    log_in(page, "bob", "/p/acme/runs/")
+    boxes = page.locator('input[name="trace_ids"]')
+    assert boxes.count() > 1
+    page.check("#select-all")
+    assert all(boxes.nth(i).is_checked() for i in range(boxes.count()))
+    capture = page.locator("details.bulk").bounding_box()
+    assert capture["y"] < page.locator("table.runs").bounding_box()["y"]
