@@ -33,7 +33,8 @@ def gate_run_list(*, project, dataset=None, experiment=None, verdict=None):
 
 def experiments_overview(*, project):
     """The project's experiments, oldest first, each with ``latest_gate`` (its last finished
-    gate run), ``scores_n`` and ``pass_rate`` (share of its fresh scores that passed)."""
+    gate run), ``scores_n`` and ``pass_rate`` (share of its fresh scores that passed, all
+    scorers pooled) and ``scorer_rates`` (``{scorer: {n, rate}}``, the same per scorer)."""
     experiments = list(experiment_list(project=project).order_by("created_at", "id"))
     rates = {
         row["experiment_id"]: row
@@ -41,6 +42,14 @@ def experiments_overview(*, project):
         .values("experiment_id")
         .annotate(n=Count("id"), rate=Avg(Case(When(passed=True, then=1.0), default=0.0, output_field=FloatField())))
     }
+    per_scorer = {}
+    for row in (
+        scores_fresh(Score.objects.filter(experiment__in=[e.pk for e in experiments]))
+        .values("experiment_id", "scorer")
+        .annotate(n=Count("id"), rate=Avg(Case(When(passed=True, then=1.0), default=0.0, output_field=FloatField())))
+        .order_by("scorer")
+    ):
+        per_scorer.setdefault(row["experiment_id"], {})[row["scorer"]] = {"n": row["n"], "rate": row["rate"]}
     latest_gate = {}
     for gate_run in GateRun.objects.filter(project=project, status=GateRun.Status.DONE).order_by("created_at", "id"):
         latest_gate[gate_run.experiment_id] = gate_run
@@ -48,6 +57,7 @@ def experiments_overview(*, project):
         experiment.latest_gate = latest_gate.get(experiment.pk)
         experiment.scores_n = rates.get(experiment.pk, {}).get("n", 0)
         experiment.pass_rate = rates.get(experiment.pk, {}).get("rate")
+        experiment.scorer_rates = per_scorer.get(experiment.pk, {})
     return experiments
 
 

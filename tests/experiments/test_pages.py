@@ -84,3 +84,17 @@ def test_the_gate_runs_list_names_the_baseline_the_verdict_used_as_the_detail_do
     row = html[html.index(f'href="/p/acme/gate-runs/{v2.pk}/"') :]
     row = row[: row.index("</tr>")]
     assert "<td>v1</td>" in row
+
+
+def test_the_experiments_page_shows_the_gate_pass_rate_and_each_scorer_apart(actors, demo):
+    html = _client(actors.victor).get("/p/acme/experiments/").content.decode()
+    assert "Gate pass rate by experiment" in html  # the plot follows the gate, not pooled scores
+    v2 = html[html.index('experiment=v2">v2</a>') :]
+    assert "FAIL</span> 4/5</a></td>\n        <td>0.800</td>" in v2
+    per_scorer = html[html.index('class="per-scorer"') :]
+    header = per_scorer[: per_scorer.index("</thead>")]
+    row = per_scorer[per_scorer.index("<tr><td>v2</td>") :]
+    row = row[: row.index("</tr>")]
+    cells = row.split("</td><td>")[1:]
+    column = header.split("<th>").index("tool_choice</th>") - 2
+    assert '<span class="error">0.800</span> <span class="muted">(5)</span>' in cells[column]

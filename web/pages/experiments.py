@@ -8,8 +8,18 @@ from web.pages.plots import pass_rate_plot
 @project_page
 def experiments_page(request, project):
     experiments = experiments_overview(project=project)
-    plot = pass_rate_plot([(e.name, e.created_at, e.pass_rate) for e in experiments])
-    return page_render(request, "experiments/list.html", {"experiments": experiments[::-1], "plot": plot})
+    gate_plot = pass_rate_plot(
+        [(e.name, e.created_at, e.latest_gate.pass_rate if e.latest_gate else None) for e in experiments],
+        title="Gate pass rate by experiment, oldest first",
+    )
+    scorers = sorted({scorer for e in experiments for scorer in e.scorer_rates})
+    for experiment in experiments:
+        experiment.scorer_cells = [experiment.scorer_rates.get(scorer) for scorer in scorers]
+    return page_render(
+        request,
+        "experiments/list.html",
+        {"experiments": experiments[::-1], "gate_plot": gate_plot, "scorers": scorers},
+    )
 
 
 @project_page

@@ -6,7 +6,7 @@ from django.utils.safestring import mark_safe
 WIDTH, HEIGHT, PAD = 640, 200, 34
 
 
-def pass_rate_plot(points):
+def pass_rate_plot(points, title="Pass rate by experiment, oldest first"):
     """An SVG line of pass rates over time; ``points`` are ``(label, when, rate 0..1 or None)`` in time order.
 
     Points without a rate are left out of the line. The y axis is fixed at 0..1 so two
@@ -48,7 +48,7 @@ def pass_rate_plot(points):
     body = mark_safe("".join(parts))
     return format_html(
         '<svg class="plot" viewBox="0 0 {} {}" role="img" aria-label="{}">{}</svg>',
-        WIDTH, HEIGHT, escape("Pass rate by experiment, oldest first"), body,
+        WIDTH, HEIGHT, escape(title), body,
     )  # fmt: skip
 
 
