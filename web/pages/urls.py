@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import compare, datasets, experiments, gates, home, judge, runs, scoring
+from web.pages import compare, datasets, experiments, gates, home, judge, passes, runs, scoring
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -22,6 +22,7 @@ project_patterns = [
     path("cases/<int:case_id>/", datasets.case_page, name="case"),
     path("review/", datasets.review_page, name="review"),
     path("passes/", scoring.pass_list_page, name="passes"),
+    path("passes/new/", passes.pass_new_page, name="pass-new"),
     path("passes/<int:pass_id>/", scoring.pass_page, name="pass"),
     path("passes/<int:pass_id>/progress.json", scoring.pass_progress, name="pass-progress"),
     path("review/scores/", scoring.review_page, name="review-scores"),
