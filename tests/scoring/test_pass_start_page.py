@@ -53,3 +53,16 @@ def test_a_viewer_may_count_but_not_start(runs):
     assert "Start the pass" not in viewer.get("/p/acme/passes/new/").content.decode()
     assert viewer.post("/p/acme/passes/new/", {"scorers": ["answered"]}).status_code == 403
     assert not ScoringPass.objects.exists()
+
+
+def test_a_pass_page_shows_its_config_as_settings_not_a_python_dict(runs):
+    from scoring.passes import pass_start
+
+    scoring_pass = pass_start(
+        project=runs.acme, data={"scorers": ["contains"], "config": {"contains": {"value": "EUR", "mode": "all"}}}
+    )
+    html = _client(runs.victor).get(f"/p/acme/passes/{scoring_pass.pk}/").content.decode()
+    settings = html[html.index('<dl class="settings">') :]
+    assert settings.startswith('<dl class="settings"><dt>contains</dt>')
+    assert "<code>value</code> = <code>&quot;EUR&quot;</code>" in settings
+    assert "{&#x27;value&#x27;" not in html
