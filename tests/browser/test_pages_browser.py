@@ -71,6 +71,7 @@ def _pages(demo, trials):
         "gate-run": f"/p/acme/gate-runs/{demo[1].pk}/",
         "gate-run-trials": f"/p/acme/gate-runs/{trials[1].pk}/?show=all",
         "passes": "/p/acme/passes/",
+        "pass-new": "/p/acme/passes/new/?scorers=answered&experiment=v2",
         "review": "/p/acme/review/",
     }
 
