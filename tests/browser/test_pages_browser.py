@@ -64,6 +64,7 @@ def _pages(demo, trials):
         "runs": "/p/acme/runs/",
         "run": "/p/acme/runs/v2-quote_focus_pro_3h/",
         "datasets": "/p/acme/datasets/",
+        "case": f"/p/acme/cases/{demo[1].cases.get(name='quote_focus_pro_3h').case_id}/",
         "experiments": "/p/acme/experiments/",
         "compare": "/p/acme/experiments/compare/?base=v1&candidate=v2",
         "compare-trials": "/p/acme/experiments/compare/?base=t1&candidate=t2&show=all",

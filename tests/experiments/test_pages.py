@@ -98,3 +98,22 @@ def test_the_experiments_page_shows_the_gate_pass_rate_and_each_scorer_apart(act
     cells = row.split("</td><td>")[1:]
     column = header.split("<th>").index("tool_choice</th>") - 2
     assert '<span class="error">0.800</span> <span class="muted">(5)</span>' in cells[column]
+
+
+def test_a_case_page_shows_its_outcome_per_experiment_and_expected_beside_actual(actors, demo):
+    case_id = demo[1].cases.get(name="quote_focus_pro_3h").case_id
+    html = _client(actors.victor).get(f"/p/acme/cases/{case_id}/").content.decode()
+    history = html[html.index('class="case-history"') :]
+    assert history.index("<td>v2</td>") < history.index("<td>v1</td>")  # newest first
+    assert 'badge fail">FAIL' in history[: history.index("<td>v1</td>")]
+    diff = html[html.index("Expected and actual, v2") :]
+    assert 'href="/p/acme/runs/v2-quote_focus_pro_3h/"' in diff
+    assert diff.index("quote_room") < diff.index("book_room")  # expected tools, then the calls made
+
+
+def test_a_case_never_gated_says_so(actors, demo):
+    from datasets.models import GoldenCase
+
+    fresh = GoldenCase.objects.create(dataset=demo[0].dataset, name="fresh")
+    html = _client(actors.victor).get(f"/p/acme/cases/{fresh.pk}/").content.decode()
+    assert "The gate has not run this case yet" in html
