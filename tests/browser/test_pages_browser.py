@@ -113,7 +113,9 @@ def test_select_all_ticks_every_run_on_the_page_and_the_capture_sits_above_the_l
     log_in(page, "bob", "/p/acme/runs/")
     boxes = page.locator('input[name="trace_ids"]')
     assert boxes.count() > 1
+    assert not page.locator("#id_new_dataset").is_visible()  # folded until a run is ticked
     page.check("#select-all")
     assert all(boxes.nth(i).is_checked() for i in range(boxes.count()))
+    assert page.locator("#id_new_dataset").is_visible()
     capture = page.locator("details.bulk").bounding_box()
     assert capture["y"] < page.locator("table.runs").bounding_box()["y"]
