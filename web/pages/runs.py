@@ -10,11 +10,11 @@ from django.db import transaction
 from django.db.models import F
 from django.shortcuts import redirect
 
-from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
 from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
 from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
+from scoring.catalog import catalog_for
 from scoring.references import cases_capture_guarded
 from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_links, page_render, project_page
@@ -84,7 +84,7 @@ def runs_page(request, traces, sort):
 
 @project_page
 def run_list(request, project):
-    filters = RunFilterForm(request.GET or None)
+    filters = RunFilterForm(request.GET or None, scorer_ids=list(catalog_for(project).scorers))
     matching = runs_list(project=project, **filters.filters())
     traces = trace_captured_annotate(runs_annotate_score_counts(runs_annotate_scores(matching)))
     sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "started"
@@ -112,7 +112,6 @@ def run_list(request, project):
             "capture": capture,
             "selected": set(request.POST.getlist("trace_ids")),
             "datasets": datasets,
-            "scorer_ids": (*BUILTIN_IDS, *AGENT_CHECK_IDS),
         },
         status=400 if capture.errors else 200,
     )
