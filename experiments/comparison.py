@@ -79,14 +79,14 @@ def _score_stats(experiment_ids, scorers):
     if scorers:
         scores = scores.filter(scorer__in=scorers)
     per_scorer = scores.values("scorer", "scorer_version", "experiment_id").annotate(
-        n=Count("id"), runs=Count("trace_id", distinct=True), mean=Avg("value"), mean_sq=Avg(F("value") * F("value"))
+        n=Count("id"),
+        mean=Avg("value"),
+        mean_sq=Avg(F("value") * F("value")),
+        low_config=Min("config_hash"),
+        high_config=Max("config_hash"),
     )
-    stats, several = {}, set()
-    for r in per_scorer:
-        # Labels by several reviewers on one run pool into one row; other scorers split by config.
-        if r["n"] > r["runs"] and not r["scorer"].startswith(LABEL_PREFIX):
-            several.add((r["scorer"], r["scorer_version"]))
-        stats[(r["scorer"], r["scorer_version"], None, r["experiment_id"])] = r
+    stats = {(r["scorer"], r["scorer_version"], None, r["experiment_id"]): r for r in per_scorer}
+    several = _several_configs_per_run(scores, stats.values())
     if several:
         stats = {k: v for k, v in stats.items() if k[:2] not in several}
         per_config = (
@@ -104,6 +104,28 @@ def _score_stats(experiment_ids, scorers):
                 r["config"] = json.loads(r["config_text"])
                 stats[(r["scorer"], r["scorer_version"], r["config_hash"][:12], r["experiment_id"])] = r
     return stats
+
+
+def _several_configs_per_run(scores, per_scorer):
+    """The (scorer, version) pairs with a run scored under several configs.
+
+    A run has one score per config (a unique constraint), so only scorers whose config
+    hashes differ can have one; counting distinct runs (a sort) is kept for those.
+    Labels by several reviewers on one run pool into one row and are never split.
+    """
+    differ = {
+        r["scorer"]
+        for r in per_scorer
+        if r["low_config"] != r["high_config"] and not r["scorer"].startswith(LABEL_PREFIX)
+    }
+    if not differ:
+        return set()
+    counted = (
+        scores.filter(scorer__in=differ)
+        .values("scorer", "scorer_version", "experiment_id")
+        .annotate(n=Count("id"), runs=Count("trace_id", distinct=True))
+    )
+    return {(r["scorer"], r["scorer_version"]) for r in counted if r["n"] > r["runs"]}
 
 
 def _abstention_counts(experiment_ids, scorers):

@@ -27,6 +27,7 @@ from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, tri
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from datasets.models import Trace
+from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
@@ -260,7 +261,7 @@ def _record(gate_run, evaluation):
     with transaction.atomic():
         updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(**recorded)
         if updated:
-            GateCase.objects.bulk_create(evaluation.rows, batch_size=1000)
+            _cases_insert(evaluation.rows)
             answer.update(_baseline_move(gate_run, verdict, policy))
             GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
     if not updated:
@@ -271,6 +272,20 @@ def _record(gate_run, evaluation):
         setattr(gate_run, name, value)
     gate_run.case_rows = evaluation.rows
     return gate_run
+
+
+def _cases_insert(rows):
+    """The gate run's case rows in one COPY (``bulk_create`` quotes each JSON result client-side)."""
+    columns = ("gate_run_id", "position", "case_id", "name", "passed", "measured", "flaky", "quarantined", "result")
+    rows_insert(
+        GateCase._meta.db_table,
+        columns,
+        [
+            (r.gate_run_id, r.position, r.case_id, r.name, r.passed, r.measured, r.flaky, r.quarantined,
+             db_json(r.result))
+            for r in rows
+        ],
+    )  # fmt: skip
 
 
 def _baseline_move(gate_run, verdict, policy):

@@ -90,13 +90,14 @@ def cohens_kappa(tp, fn, fp, tn):
     return (observed - expected) / (1 - expected)
 
 
+def disagreeing_runs(*, project, criterion):
+    """The project's runs where the judge and the reviewers' majority disagree on ``criterion`` (a queryset)."""
+    return _paired_runs(project, criterion).filter(Q(vote__gt=0, judge_passed=False) | Q(vote__lt=0, judge_passed=True))
+
+
 def disagreements(*, project, criterion, limit=DISAGREEMENTS_SHOWN):
     """Runs where the judge and the reviewers disagree, newest first: trace id, judge verdict and reason, labels."""
-    runs = list(
-        _paired_runs(project, criterion)
-        .filter(Q(vote__gt=0, judge_passed=False) | Q(vote__lt=0, judge_passed=True))
-        .order_by("-started_at", "-id")[:limit]
-    )
+    runs = list(disagreeing_runs(project=project, criterion=criterion).order_by("-started_at", "-id")[:limit])
     labels = {}
     rows = Score.objects.filter(
         trace__in=[r.pk for r in runs], scorer=label_scorer_id(criterion), source=ScoreSource.HUMAN

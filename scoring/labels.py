@@ -222,3 +222,31 @@ def label_write(*, project, trace, config, value, comment="", author):
 def run_labels(trace):
     """The run's current labels, by config then author."""
     return trace.scores.filter(source=ScoreSource.HUMAN).order_by("scorer", "id")
+
+
+def labels_write(*, project, trace, values, comment="", author):
+    """Several labels of one run by one author at once (``values``: ``[(config, value)]``), all or none.
+
+    Returns the scores written or kept; the first bad value's ``Invalid`` leaves nothing written.
+    """
+    with transaction.atomic():
+        return [
+            label_write(project=project, trace=trace, config=config, value=value, comment=comment, author=author)[0]
+            for config, value in values
+        ]
+
+
+def labels_of_project(*, project, config=None, author=None):
+    """The project's current labels, newest first, with their run (paginate the result)."""
+    labels = Score.objects.filter(project=project, source=ScoreSource.HUMAN).select_related("trace")
+    if config:
+        labels = labels.filter(scorer=label_scorer_id(config))
+    if author:
+        labels = labels.filter(detail__author=author)
+    return labels
+
+
+def label_authors(*, project):
+    """The names of everyone who labelled a run of the project, for filter menus."""
+    rows = Score.objects.filter(project=project, source=ScoreSource.HUMAN).values_list("detail__author", flat=True)
+    return sorted({a for a in rows.distinct() if a})

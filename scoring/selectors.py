@@ -79,7 +79,10 @@ def runs_annotate_score_counts(traces):
     """Runs with ``scores_passed`` and ``scores_failed`` (scores of the run's current revision)
     and ``scorers_abstained`` (scorers that abstained on it, each once): subqueries on the
     scores' and abstentions' run index, evaluated for the rows of the page only."""
-    current = Score.objects.filter(trace=OuterRef("pk"), run_revision__gte=OuterRef("revision"))
+    # Checks only: a reviewer's label (a human score) is not a check the run passed or failed.
+    current = Score.objects.filter(trace=OuterRef("pk"), run_revision__gte=OuterRef("revision")).exclude(
+        source=ScoreSource.HUMAN
+    )
     return traces.annotate(
         scores_passed=_count(current.filter(passed=True)),
         scores_failed=_count(current.filter(passed=False)),

@@ -21,6 +21,7 @@ from datasets.cases import case_archive, case_create, case_restore, case_update,
 from datasets.jsonl import cases_import
 from datasets.models import CaseStatus
 from evalsite.errors import DomainError
+from scoring.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs
@@ -158,7 +159,19 @@ def case_page(request, project, case_id):
 
 @project_page
 def review_page(request, project):
+    """The cases needing an expected answer, filterable by dataset; a button works them in the annotation queue."""
+    datasets = list(dataset_list(project=project, include_archived=False))
+    chosen = next((d for d in datasets if d.name == request.GET.get("dataset")), None)
+    if request.method == "POST":
+        chosen = next((d for d in datasets if d.name == request.POST.get("dataset")), None)
+        queue = queue_for_cases(project=project, dataset=chosen)
+        return redirect("queue", slug=project.slug, queue_id=queue.pk)
+    cases = review_queue(project=project)
     cases, newer, older = cursor_page(
-        request, review_queue(project=project), ordering=("id",), page_size=CASES_PER_PAGE
+        request, cases.filter(dataset=chosen) if chosen else cases, ordering=("id",), page_size=CASES_PER_PAGE
     )
-    return page_render(request, "datasets/review.html", {"cases": cases, "newer": newer, "older": older})
+    return page_render(
+        request,
+        "datasets/review.html",
+        {"cases": cases, "newer": newer, "older": older, "datasets": datasets, "chosen": chosen},
+    )

@@ -108,6 +108,9 @@ class RunFilterForm(forms.Form):
     )
     failed = forms.CharField(required=False, max_length=100, label="Failed scorer", widget=forms.Select)
     abstained = forms.CharField(required=False, max_length=100, label="Abstained scorer", widget=forms.Select)
+    label = forms.CharField(
+        required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
+    )
 
     def __init__(self, data=None, *, scorer_ids=()):
         super().__init__(data)
@@ -131,6 +134,7 @@ class RunFilterForm(forms.Form):
             "started_to": d["until"],
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
+            "label": d["label"] or None,
         }
 
 

@@ -15,10 +15,15 @@ from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
 from scoring.catalog import catalog_for
+from scoring.labels import label_config_list
+from scoring.models import ScoreSource
 from scoring.references import cases_capture_guarded
 from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_links, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
+from web.pages.label_forms import LabelForm
+from web.pages.labels import run_label_post
+from web.pages.queue import queue_after_capture
 from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
@@ -128,16 +133,26 @@ def _sort_link(request, sort):
 @project_page
 def run_detail(request, project, trace_id):
     trace = trace_get(project=project, trace_id=trace_id)
+    labelling = request.method == "POST" and request.POST.get("action") == "label"
+    label_form = None
+    if labelling:
+        label_form, done = run_label_post(request, project, trace)
+        if done:
+            return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     datasets = list(dataset_list(project=project, include_archived=False))
-    capture = CaptureForm(request.POST or None, datasets=datasets, initial={"expected_output_format": "text"})
-    if request.method == "POST" and capture.is_valid():
+    posted = request.POST if request.method == "POST" and not labelling else None
+    capture = CaptureForm(posted, datasets=datasets, initial={"expected_output_format": "text"})
+    if posted is not None and capture.is_valid():
         done = capture_into(project=project, form=capture, data=capture.capture_data(trace.trace_id), by=request.user)
         if done is not None:
             _captured_message(request, *done)
+            if request.GET.get("queue"):
+                return queue_after_capture(request, project, trace, request.GET["queue"])
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     scores, abstentions = run_scores(trace)
     spans = spans_in_tree_order(trace)
-    verdict, verdict_tone, failed_checks = run_verdict(scores)
+    checks = [s for s in scores if s.source != ScoreSource.HUMAN]
+    verdict, verdict_tone, failed_checks = run_verdict(checks)
     return page_render(
         request,
         "runs/detail.html",
@@ -148,11 +163,19 @@ def run_detail(request, project, trace_id):
             "verdict": verdict,
             "verdict_tone": verdict_tone,
             "failed_checks": failed_checks,
-            "scores": scores,
+            "scores": checks,
+            "labels": [s for s in scores if s.source == ScoreSource.HUMAN],
+            "label_form": _label_form(request, project, scores) if label_form is None else label_form,
             "abstentions": abstentions_once(abstentions),
             "cases": list(cases_from_run(project=project, trace_id=trace.trace_id)),
             "capture": capture,
             "datasets": datasets,
         },
-        status=400 if capture.errors else 200,
+        status=400 if capture.errors or (label_form is not None and label_form.errors) else 200,
     )
+
+
+def _label_form(request, project, scores):
+    """The run page's label form, with the reviewer's own current labels checked."""
+    mine = LabelForm.current_of(scores, request.user.get_username())
+    return LabelForm(configs=label_config_list(project=project, include_archived=False), current=mine)

@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import compare, datasets, experiments, gates, home, judge, passes, runs, scoring
+from web.pages import compare, datasets, experiments, gates, home, judge, labels, passes, queue, runs, scoring
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -26,6 +26,11 @@ project_patterns = [
     path("passes/<int:pass_id>/", scoring.pass_page, name="pass"),
     path("passes/<int:pass_id>/progress.json", scoring.pass_progress, name="pass-progress"),
     path("review/scores/", scoring.review_page, name="review-scores"),
+    path("queue/", queue.queue_list, name="queue-list"),
+    path("queue/<int:queue_id>/", queue.queue_next, name="queue"),
+    path("queue/<int:queue_id>/items/<int:item>/", queue.queue_item, name="queue-item"),
+    path("labels/", labels.labels_page, name="labels"),
+    path("agreement/", labels.agreement_page, name="agreement"),
     path("experiments/", experiments.experiments_page, name="experiments"),
     path("experiments/compare/", compare.compare_page, name="compare"),
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),

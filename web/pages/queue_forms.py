@@ -1,0 +1,37 @@
+"""The form that saves a queue's filter: names of the project's datasets, experiments and label configs.
+
+The menus offer what the project has; ``scoring.queue.queue_filter_create`` checks every
+name again, so a stale menu or a hand-made request is answered next to the field.
+"""
+
+from django import forms
+
+from datasets.case_selectors import dataset_list
+from scoring.labels import label_config_list
+from scoring.models import QueueFilter
+
+
+def _choices(names, empty):
+    return [("", empty)] + [(n, n) for n in names]
+
+
+class QueueFilterForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(
+        choices=[(QueueFilter.Kind.RUNS, "runs"), (QueueFilter.Kind.CASES_NEEDING_ANSWER, "cases needing an answer")]
+    )
+    dataset = forms.ChoiceField(required=False)
+    experiment = forms.CharField(required=False, max_length=200)
+    failed_scorer = forms.CharField(required=False, max_length=100, label="Failed scorer", help_text="or 'any'")
+    abstained_scorer = forms.CharField(required=False, max_length=100, label="Abstained scorer", help_text="or 'any'")
+    unlabeled = forms.ChoiceField(required=False, label="Without a label of")
+    disagreement = forms.ChoiceField(required=False, label="Judge and reviewers disagree on")
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        configs = list(label_config_list(project=project, include_archived=False))
+        self.fields["dataset"].choices = _choices(
+            [d.name for d in dataset_list(project=project, include_archived=False)], "any dataset"
+        )
+        self.fields["unlabeled"].choices = _choices([c.name for c in configs], "—")
+        self.fields["disagreement"].choices = _choices([c.name for c in configs if c.criterion], "—")
