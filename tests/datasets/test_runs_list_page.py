@@ -69,3 +69,14 @@ def test_a_sorted_list_pages_by_number_keeping_filter_and_sort(actors):
     assert "?sort=latency&amp;status=ok&amp;page=2" in first
     second = _html(actors, "/p/acme/runs/?sort=latency&status=ok&page=2")
     assert second.count('type="checkbox" name="trace_ids"') == 5 and 'value="r000"' in second
+
+
+def test_the_scorer_filters_are_choices_and_keep_an_unlisted_id_from_a_shared_link(runs):
+    html = _html(runs, "/p/acme/runs/?failed=answered")
+    select = html[html.index('name="failed"') :]
+    select = select[: select.index("</select>")]
+    assert '<option value="any">any scorer</option>' in select and '<option value="tool_choice">' in select
+    assert '<option value="answered" selected>' in select
+    assert '<strong data-field="total">1</strong> run match' in html
+    kept = _html(runs, "/p/acme/runs/?abstained=retired_scorer")
+    assert '<option value="retired_scorer" selected>' in kept
