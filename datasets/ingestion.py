@@ -17,6 +17,7 @@ from datasets.models import Dataset, GoldenCase, Span, Trace, TraceSource
 from datasets.run_validation import field_name, runs_validate
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, ids_allocate, rows_insert
 from evalsite.errors import Conflict, Invalid
+from evalsite.metrics import RUNS_INGESTED, counted_on_commit
 from evalsite.quota import quota_reserve
 
 TRACE_COLUMNS = (
@@ -105,6 +106,7 @@ def _runs_write(project, runs):
             ))  # fmt: skip
     rows_insert(Trace._meta.db_table, TRACE_COLUMNS, trace_rows)
     rows_insert(Span._meta.db_table, SPAN_COLUMNS, span_rows)
+    counted_on_commit(RUNS_INGESTED, len(new_runs), project=project.slug)
     return IngestResult(
         created=[r.trace_id for r in new_runs],
         unchanged=[r.trace_id for r in runs if r.trace_id in stored],

@@ -31,12 +31,22 @@ def rows_insert(table, columns, rows):
     quoted_table = connection.ops.quote_name(table)
     with connection.cursor() as cursor:
         if is_postgresql():
-            with cursor.cursor.copy(f"COPY {quoted_table} ({column_list}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+            _copy_rows(cursor, f"COPY {quoted_table} ({column_list}) FROM STDIN", rows)
         else:
             placeholders = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {quoted_table} ({column_list}) VALUES ({placeholders})", rows)
+
+
+def _copy_rows(cursor, sql, rows):
+    """``COPY`` rows through the driver's cursor, its errors translated as Django's.
+
+    The driver's ``copy`` bypasses Django's cursor wrapper, so without the translation
+    a unique violation would escape as ``psycopg.errors.UniqueViolation`` instead of the
+    ``IntegrityError`` callers catch (two clients writing one ``trace_id`` at once).
+    """
+    with connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            copy.write_row(row)
 
 
 def rows_insert_new(table, columns, rows, *, unique):
@@ -67,9 +77,7 @@ def rows_insert_new(table, columns, rows, *, unique):
             f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS "
             f"SELECT {column_list} FROM {q(table)} WITH NO DATA"
         )
-        with cursor.cursor.copy(f"COPY {staging} ({column_list}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+        _copy_rows(cursor, f"COPY {staging} ({column_list}) FROM STDIN", rows)
         cursor.execute(f"INSERT INTO {q(table)} ({column_list}) SELECT {column_list} FROM {staging} {conflict}")
         inserted = cursor.rowcount
         cursor.execute(f"TRUNCATE {staging}")

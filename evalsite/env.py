@@ -47,6 +47,16 @@ def env_int(name, default, *, minimum=None, maximum=None):
     return value
 
 
+def env_choice(name, default, choices):
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}.")
+    return value
+
+
 def env_list(name, default=()):
     raw = os.environ.get(name)
     if raw is None:

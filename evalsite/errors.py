@@ -10,6 +10,7 @@ from http import HTTPStatus
 
 import orjson
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status as http_status
@@ -70,6 +71,34 @@ class QuotaExceeded(RetryLater):
     title = "Quota exceeded"
 
 
+class DatabaseUnavailable(RetryLater):
+    """The database cannot be reached (or refused the work for now): retry shortly."""
+
+    status = http_status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "database-unavailable"
+    title = "Service unavailable"
+
+
+# Seconds a client waits before retrying while the database is away: short, because the
+# server reconnects on the next request once it is back.
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable(exc):
+    """A ``DatabaseUnavailable`` for a lost or refused database connection, else ``None``.
+
+    ``OperationalError`` and ``InterfaceError`` are what the driver raises when the
+    server is down, restarting, out of connections, or closed the connection: all
+    transient, so the answer is 503 with ``Retry-After``, never 500. Integrity and
+    programming errors are bugs or conflicts and keep their own answers.
+    """
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return DatabaseUnavailable(
+            "The database is temporarily unavailable or busy; retry shortly.", retry_after=DATABASE_RETRY_AFTER_SECONDS
+        )
+    return None
+
+
 class PayloadTooLarge(DomainError):
     status = http_status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     code = "payload-too-large"
@@ -107,6 +136,7 @@ def domain_error_response(error):
 
 def problem_exception_handler(exc, context):
     """DRF's exception handler: every error leaves the API as problem+json."""
+    exc = database_unavailable(exc) or exc
     if isinstance(exc, DomainError):
         return domain_error_response(exc)
     if isinstance(exc, RequestDataTooBig):

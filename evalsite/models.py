@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Project(models.Model):
@@ -9,6 +10,9 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     # Records (runs, scores) the project may write per minute; 0 means no ceiling.
     quota_per_minute = models.PositiveIntegerField(default=0)
+    # Runs are deleted this many days after they were ingested, except the ones that
+    # must stay (experiments.retention); None keeps every run forever.
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -95,3 +99,54 @@ class Heartbeat(models.Model):
 
     def __str__(self):
         return self.hostname
+
+
+class AuditEntry(models.Model):
+    """One change to a project's keys, members, invitations or quota: who, when, what.
+
+    Written by the service that made the change, in its transaction, so a change and
+    its record are never one without the other.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_entries")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    # Kept apart from the foreign key: the log still says who after the user is deleted.
+    actor_name = models.CharField(max_length=150, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=40)
+    # What changed, in words a person reads on the settings page.
+    summary = models.CharField(max_length=500)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        # The settings page lists one project's newest entries first.
+        indexes = [models.Index(fields=["project", "-at"], name="audit_project_at")]
+
+
+class Invitation(models.Model):
+    """A one-time link that makes its holder a member of a project with a role.
+
+    Only a SHA-256 of the token is kept; the link is shown once to the admin who made
+    it, who hands it over (e-mail, chat): no e-mail delivery is needed.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def is_open(self):
+        return self.accepted_at is None and self.revoked_at is None and self.expires_at > timezone.now()

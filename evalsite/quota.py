@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evalsite.errors import QuotaExceeded
+from evalsite.metrics import QUOTA_REFUSALS
 from evalsite.models import QuotaWindow
 
 WINDOW = timedelta(minutes=1)
@@ -50,6 +51,9 @@ def quota_reserve(*, project, count, partial=False, now=None):
     window = _locked_window(project, start)
     available = max(0, limit - window.used)
     granted = min(count, available)
+    if granted < count:
+        # Counted now, not on commit: the refusal happened whatever the caller does next.
+        QUOTA_REFUSALS.labels(project=project.slug).inc(count if not partial else count - granted)
     if granted < count and not partial:
         raise QuotaExceeded(
             f"Writing {count} records would take project '{project.slug}' over its quota of "

@@ -4,17 +4,22 @@ Embedded default (nothing to set): SQLite under ``var/`` and a Celery broker on 
 filesystem under ``var/broker``. With ``DATABASE_URL`` and ``REDIS_URL`` the same code
 runs on PostgreSQL and Redis. ``EVALSITE_PRODUCTION=1`` requires a real ``SECRET_KEY``
 and turns on the HTTPS and cookie settings that ``manage.py check --deploy`` asks for.
+Django's debug mode is off unless ``EVALSITE_DEBUG=1`` turns it on (the demo does not
+need it: static files and local host names follow ``EVALSITE_PRODUCTION`` instead).
 """
 
+from datetime import timedelta
 from pathlib import Path
 
-from evalsite.env import database_from_url, env_bool, env_int, env_list, env_str, env_url, secret_key
+from evalsite.env import database_from_url, env_bool, env_choice, env_int, env_list, env_str, env_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("EVALSITE_VAR_DIR") or BASE_DIR / "var")
 
 PRODUCTION = env_bool("EVALSITE_PRODUCTION", False)
-DEBUG = env_bool("DEBUG", not PRODUCTION)
+# Our own variable, off by default: a generic DEBUG=1 left in an environment by another
+# tool must not show tracebacks and settings to visitors.
+DEBUG = env_bool("EVALSITE_DEBUG", False)
 SECRET_KEY = secret_key("SECRET_KEY", required=PRODUCTION, keep_in=VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -34,9 +39,11 @@ INSTALLED_APPS = [
     "scoring",
     "experiments",
     "web",
+    "axes",
 ]
 
 MIDDLEWARE = [
+    "evalsite.logs.RequestLogMiddleware",
     "evalsite.middleware.BodySizeLimitMiddleware",
     "evalsite.middleware.NulCharacterMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -47,6 +54,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it is the first to see what a view raised: a lost database is a 503.
+    "web.system.DatabaseOutageMiddleware",
+    # Answers a locked-out login (django-axes) with its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "web.urls"
@@ -77,6 +88,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# django-axes first: it counts failed logins (pages and admin) and refuses a locked-out
+# one before the password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Wrong passwords for one username from one address before that pair is locked out
+# (429), and for how long. Per pair, so an attacker cannot lock a user out from
+# elsewhere, and a user behind a shared address is not locked out by another's typos.
+AXES_FAILURE_LIMIT = env_int("EVALSITE_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("EVALSITE_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Reverse proxies in front of the site whose X-Forwarded-For entries name the client
+# (evalsite.addresses); 0 trusts none and counts per socket address.
+EVALSITE_TRUSTED_PROXIES = env_int("EVALSITE_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+AXES_CLIENT_IP_CALLABLE = "evalsite.addresses.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -116,6 +142,10 @@ EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, m
 EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
 # OTLP exports one web process takes at once; the next gets 503 with Retry-After.
 EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
+
+# The bearer token /metrics requires; unset, /metrics answers whoever reaches it (keep
+# it on an internal address, docs/deploy.md).
+EVALSITE_METRICS_TOKEN = env_str("EVALSITE_METRICS_TOKEN", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["evalsite.auth.ApiKeyAuthentication"],
@@ -180,6 +210,9 @@ else:
         # up to a second to be picked up.
         "polling_interval": 0.1,
     }
+# The queue every task goes to and every worker reads: two evalsites (staging and
+# production) may share one Redis when each has its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("EVALSITE_QUEUE", "celery")
 # Results live in the database (passes, scores); Celery's result store is not used.
 CELERY_TASK_IGNORE_RESULT = True
 # JSON only: a task argument is an id, never a pickled object.
@@ -194,31 +227,47 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Runs per chunk of a scoring pass (one task each). 1000 runs with the 16 built-in
 # scorers take well under a second, far below the visibility timeout and the lease.
 EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, maximum=100_000)
-# A claimed chunk is leased to its worker, renewed at each write batch; a chunk whose
-# lease ran out (its worker died) is sent again by the sweeper every worker runs, on
-# any broker (the filesystem one never redelivers). Keep it above the longest batch.
-EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 300, minimum=1)
+# A claimed chunk (or gate run) is leased to its worker, renewed by a thread every third
+# of the lease while it works; a chunk whose lease ran out (its worker died) is sent
+# again by the sweeper every worker runs every quarter of the lease, on any broker (the
+# filesystem one never redelivers). 20 s: a dead worker's chunk moves on within ~30 s.
+EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minimum=1)
+# Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
+EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
+# Seconds between two retention sweeps sent by each worker (experiments.retention);
+# each sweep deletes at most a bounded number of expired runs per project.
+EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# plain (default) or json: one JSON object per line, one line per request and per task.
+LOG_FORMAT = env_choice("EVALSITE_LOG_FORMAT", "plain", ("plain", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "evalsite.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Django's own console handler would print every line a second time.
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # Lockouts and failed logins are warnings; its start-up banner is not worth a line.
+        "axes": {"level": "WARNING"},
     },
 }
 
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # Scrapers and load balancers reach a web process directly, over plain HTTP on an
+    # internal address: answered, not redirected to an https:// they cannot follow.
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$", r"^healthz$"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

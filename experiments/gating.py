@@ -27,8 +27,10 @@ from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, tri
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from datasets.models import Trace
+from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
+from evalsite.metrics import GATE_VERDICTS, counted_on_commit
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
 from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
@@ -71,7 +73,10 @@ def gate_request(
         init_floor=init_floor, requested_by_key=key, requested_by=user, queue=queue or "",
     )  # fmt: skip
     if _needs_worker(project, dataset, experiment):
-        transaction.on_commit(lambda: gate_send(gate_run))
+        # The broker may be away: the gate run stays running and the sweeper sends it later.
+        transaction.on_commit(
+            lambda: send_or_leave_to_sweeper(lambda: gate_send(gate_run), what=f"gate run {gate_run.pk}")
+        )
         return gate_run
     hold = timedelta(seconds=settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + _REQUEST_HOLD_MARGIN_SECONDS)
     return gate_evaluate(gate_run_id=gate_run.pk, holder=holder_name("request"), hold=hold)
@@ -264,6 +269,7 @@ def _record(gate_run, evaluation):
             _cases_insert(evaluation.rows)
             answer.update(_baseline_move(gate_run, verdict, policy))
             GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
+            counted_on_commit(GATE_VERDICTS, project=gate_run.project.slug, verdict=verdict.verdict)
     if not updated:
         gate_run.refresh_from_db()  # another evaluation finished it first
         return gate_run

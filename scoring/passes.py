@@ -12,7 +12,8 @@ A background pass goes through these steps, each safe to run twice:
    token (a chunk that is queued, or whose lease ran out, or that the same message
    already held before a redelivery), then loads, scores and writes it in batches of
    ``WRITE_BATCH_RUNS``. Each batch commits its scores and the chunk's counters
-   together and renews the lease, only while the claim is still ours. The chunk is
+   together, only while the claim is still ours; a thread renews the lease every
+   third of it while the chunk is worked on (``scoring.chunk_lease``). The chunk is
    then marked done by compare-and-set, the pass counters take its totals (so a chunk
    never counts twice), and the chunk that finishes last marks the pass ``done``.
    Judge criteria are called after each batch's built-in scores, concurrently
@@ -47,7 +48,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from evalsite.broker import send_or_leave_to_sweeper
 from scoring.catalog import catalog_for
+from scoring.chunk_lease import chunk_lease_kept, lease
 from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
@@ -73,15 +76,6 @@ ABANDONED_AFTER_SECONDS = 60
 
 class ClaimLost(Exception):
     """Another task took the chunk (our lease ran out), or the pass failed: our batch is rolled back."""
-
-
-def lease():
-    return timedelta(seconds=settings.EVALSITE_CHUNK_LEASE_SECONDS)
-
-
-def sweep_interval():
-    """Seconds between two sweeps by a worker: often enough to notice a lease running out."""
-    return max(1.0, min(60.0, settings.EVALSITE_CHUNK_LEASE_SECONDS / 2))
 
 
 # --- starting a pass ----------------------------------------------------------------
@@ -112,7 +106,10 @@ def pass_start(*, project, data, requested_by=None, requested_by_key=None, chunk
             requested_by_key=requested_by_key,
             progressed_at=now,
         )
-        transaction.on_commit(lambda: _send_plan(scoring_pass))
+        # The broker may be away: the pass stays queued and the sweeper sends it later.
+        transaction.on_commit(
+            lambda: send_or_leave_to_sweeper(lambda: _send_plan(scoring_pass), what=f"pass {scoring_pass.pk}")
+        )
     return scoring_pass
 
 
@@ -178,7 +175,8 @@ def chunk_score(*, chunk_id, token):
     try:
         if scoring_pass.status != PassStatus.RUNNING:
             return "skipped"
-        totals = _chunk_work(chunk, scoring_pass, token)
+        with chunk_lease_kept(chunk, token):
+            totals = _chunk_work(chunk, scoring_pass, token)
         if totals is None:
             return "skipped"
         _chunk_finish(chunk, token, totals)

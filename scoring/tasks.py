@@ -16,7 +16,8 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
-from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume, sweep_interval
+from scoring.chunk_lease import sweep_interval
+from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
 
 logger = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ A dry run does steps 2-4 without locking, reserving or writing, reading the quot
 """
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -37,6 +38,7 @@ from django.utils import timezone
 
 from datasets.models import Trace
 from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_select_by_ids
+from evalsite.metrics import ABSTENTIONS, SCORES_WRITTEN, counted_on_commit
 from evalsite.quota import quota_remaining, quota_reserve
 from scoring.models import Abstention, AbstentionKind, Score
 
@@ -134,7 +136,15 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
     report.recorded = others
     if not dry_run:
         _rows_write(project, pass_id, report, stale, now)
+        _counted(project, report)
     return report
+
+
+def _counted(project, report):
+    for source, n in Counter(str(o.source) for o in report.written).items():
+        counted_on_commit(SCORES_WRITTEN, n, project=project.slug, source=source)
+    for (kind, reason), n in Counter((str(o.kind), o.result.reason[:50]) for o in report.recorded).items():
+        counted_on_commit(ABSTENTIONS, n, project=project.slug, kind=kind, reason=reason)
 
 
 def _sort_out(outcomes, present, changed, decided, report):

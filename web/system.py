@@ -1,5 +1,12 @@
-"""Answers that belong to no app: the health check and the error pages (problem+json under the API)."""
+"""Answers that belong to no app: the health check and the error pages (problem+json under the API).
 
+A database that cannot be reached is not a server error: wherever it surfaces (a view,
+the session or authentication middleware), the API answers 503 problem+json and pages
+a readable 503, both with ``Retry-After``; the next request after the database returns
+reconnects by itself (``CONN_HEALTH_CHECKS``).
+"""
+
+import sys
 from datetime import timedelta
 
 from django.db import connection
@@ -8,17 +15,25 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from evalsite.errors import problem_response
+from evalsite.errors import database_unavailable, domain_error_response, problem_response
 from evalsite.models import Heartbeat
 
 WORKER_FRESH_FOR = timedelta(minutes=5)
 
 
 def health(request):
-    """Liveness for load balancers: the database answers; workers seen recently are listed."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    recent = Heartbeat.objects.filter(seen_at__gte=timezone.now() - WORKER_FRESH_FOR)
+    """Liveness for load balancers: the database answers (else 503); workers seen recently are listed."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        recent = list(Heartbeat.objects.filter(seen_at__gte=timezone.now() - WORKER_FRESH_FOR))
+    except Exception as exc:
+        outage = database_unavailable(exc)
+        if outage is None:
+            raise
+        response = JsonResponse({"status": "unavailable", "database": connection.vendor, "workers": []}, status=503)
+        response["Retry-After"] = outage.headers["Retry-After"]
+        return response
     return JsonResponse({"status": "ok", "database": connection.vendor, "workers": [h.hostname for h in recent]})
 
 
@@ -36,6 +51,37 @@ def not_found(request, exception=None):
 
 
 def server_error(request):
+    # Django calls this handler while it handles the exception, so it is still current.
+    outage = database_unavailable(sys.exc_info()[1])
+    if outage is not None:
+        return _unavailable(request, outage)
     if _is_api(request):
         return problem_response(500, "Internal server error", "The server failed; the error was logged.")
     return render(request, "500.html", status=500)
+
+
+class DatabaseOutageMiddleware:
+    """A view that lost the database answers 503 (``_unavailable``), DEBUG or not.
+
+    ``server_error`` covers the same for failures outside views, but Django calls it
+    only when DEBUG is off; this hook answers first for everything a view raises.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        outage = database_unavailable(exception)
+        return None if outage is None else _unavailable(request, outage)
+
+
+def _unavailable(request, outage):
+    if _is_api(request):
+        return domain_error_response(outage)
+    # The page names nothing that needs the database (no user, no project).
+    response = render(request, "503.html", {"retry_after": outage.extra["retry_after"]}, status=503)
+    response["Retry-After"] = outage.headers["Retry-After"]
+    return response

@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from web import system
+from web import metrics, system
 from web.otlp.views import TraceExport
 
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     re_path(r"^v1/", system.not_found),
     path("admin/", admin.site.urls),
     path("healthz", system.health, name="health"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("", include("web.pages.urls")),
 ]
 

@@ -15,6 +15,7 @@ flight finish in the background (each bounded by ``timeout_seconds``) with their
 outcomes dropped.
 """
 
+import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from checks.scorers.base import Abstain
@@ -23,11 +24,12 @@ from .scorer import judge_score
 from .spec import MAX_CONCURRENCY_RANGE, judge_from
 
 
-def judge_many(*, config, on_result, criterion_ids=(), runs=(), pairs=None, deadline=None):
+def judge_many(*, config, on_result, criterion_ids=(), runs=(), pairs=None, deadline=None, on_call=None):
     """Judge every run on every criterion, ``max_concurrency`` calls at a time; returns the number of outcomes.
 
     ``pairs`` (an iterable of ``(run, criterion_id)``) replaces ``runs`` x ``criterion_ids``
-    when only some pairs are wanted.
+    when only some pairs are wanted. ``on_call(result, seconds)``, when given, hears of each
+    call as it returns, with its duration (for metrics).
     """
     judge = judge_from(config)
     low, high = MAX_CONCURRENCY_RANGE
@@ -48,7 +50,7 @@ def judge_many(*, config, on_result, criterion_ids=(), runs=(), pairs=None, dead
                 return False
             run, criterion_id = pair
             future = pool.submit(judge_score, config=judge, criterion_id=criterion_id, run=run, deadline=deadline)
-            in_flight[future] = pair
+            in_flight[future] = (pair, time.monotonic())
             return True
 
         while len(in_flight) < limit and submit_next():
@@ -56,8 +58,11 @@ def judge_many(*, config, on_result, criterion_ids=(), runs=(), pairs=None, dead
         while in_flight:
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
-                run, criterion_id = in_flight.pop(future)
-                on_result(run, criterion_id, _outcome(future))
+                (run, criterion_id), sent_at = in_flight.pop(future)
+                result = _outcome(future)
+                if on_call is not None:
+                    on_call(result, time.monotonic() - sent_at)
+                on_result(run, criterion_id, result)
                 delivered += 1
                 submit_next()
         finished = True

@@ -44,6 +44,7 @@ from datasets.otlp.mapping import SpanRejected, span_map
 from datasets.otlp.runs import runs_recompute
 from datasets.run_schema import MAX_SPANS_PER_RUN
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, rows_insert
+from evalsite.metrics import RUNS_INGESTED, counted_on_commit
 from evalsite.quota import quota_reserve
 
 RETRY_AFTER_SECONDS = 1
@@ -154,7 +155,9 @@ def _merge(project, by_trace, outcome):
     # A run that existed before this export changed: its scores describe an older run.
     Trace.objects.filter(pk__in=[t.pk for t in touched if t.trace_id not in created]).update(revision=F("revision") + 1)
     # Last, so the project's quota row is locked only for the end of the transaction.
-    quota_reserve(project=project, count=len(created & {t.trace_id for t in touched}))
+    new_runs = len(created & {t.trace_id for t in touched})
+    quota_reserve(project=project, count=new_runs)
+    counted_on_commit(RUNS_INGESTED, new_runs, project=project.slug)
 
 
 def _otlp_runs(traces, by_trace, outcome):

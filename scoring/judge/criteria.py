@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from checks.judge.runner import judge_many
 from checks.judge.spec import Judge, judge_score_config, judge_scorer_version
 from checks.scorers import Abstain, Scorer
+from evalsite.metrics import JUDGE_CALLS, JUDGE_SECONDS
 from scoring.engine import Outcome
 
 SOURCE_JUDGE = "judge"
@@ -90,5 +91,11 @@ def outcomes_judge(plan, runs, *, on_outcome, decided=None, deadline=None):
         pairs=[(pending[key][0].view, key[1]) for key in pending],
         on_result=delivered,
         deadline=deadline,
+        on_call=_call_counted,
     )
     return already
+
+
+def _call_counted(result, seconds):
+    JUDGE_CALLS.labels(outcome=result.reason if isinstance(result, Abstain) else "scored").inc()
+    JUDGE_SECONDS.observe(seconds)

@@ -4,7 +4,6 @@ from django.test import Client
 
 from datasets.models import Dataset, Experiment
 from experiments.models import FloorChange, GatePolicy
-from tests.base import PASSWORD
 
 
 @pytest.fixture
@@ -67,7 +66,7 @@ def _admin_client(user):
     user.is_staff = True
     user.save()
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)
     return client
 
 

@@ -3,7 +3,6 @@
 import pytest
 from django.test import Client
 
-from tests.base import PASSWORD
 from web.demo import demo_data_load
 from web.pages.plots import pass_rate_plot
 
@@ -15,7 +14,7 @@ def demo(actors):
 
 def _client(user):
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)
     return client
 
 

@@ -12,8 +12,7 @@ from tests.factories import trace_create
 
 @pytest.fixture
 def admin_client(client, db):
-    get_user_model().objects.create_superuser("root", password=PASSWORD)
-    client.login(username="root", password=PASSWORD)
+    client.force_login(get_user_model().objects.create_superuser("root", password=PASSWORD))
     return client
 
 

@@ -7,12 +7,11 @@ from django.test.utils import CaptureQueriesContext
 from scoring.immediate import score_now
 from scoring.models import Abstention, ScoringChunk, ScoringPass
 from scoring.passes import chunk_score, pass_plan, pass_start
-from tests.base import PASSWORD
 from tests.factories import trace_create
 
 
 def _login(client, user):
-    client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)
     return client
 
 

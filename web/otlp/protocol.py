@@ -25,7 +25,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from rest_framework import exceptions as drf_exceptions
 
 from datasets.otlp.decoding import PROTOBUF, body_format
-from evalsite.errors import DomainError, PayloadTooLarge
+from evalsite.errors import DomainError, PayloadTooLarge, database_unavailable
 
 CONTENT_TYPES = {PROTOBUF: "application/x-protobuf", "json": "application/json"}
 MAX_ERROR_MESSAGE = 4000
@@ -101,6 +101,7 @@ def _response(message, fmt, *, status):
 def otlp_exception_handler(exc, context):
     """DRF exception handler of the OTLP view: every error as a ``google.rpc.Status``."""
     fmt = request_format(context["request"])
+    exc = database_unavailable(exc) or exc
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge(str(exc))
     if isinstance(exc, DomainError):

@@ -21,6 +21,7 @@ from datasets.cases import case_archive, case_create, case_restore, case_update,
 from datasets.jsonl import cases_import
 from datasets.models import CaseStatus
 from evalsite.errors import DomainError
+from experiments.retention import retention_summary
 from scoring.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
@@ -46,7 +47,7 @@ def datasets_page(request, project):
     return page_render(
         request,
         "datasets/list.html",
-        {"datasets": list(dataset_list(project=project)), "form": form},
+        {"datasets": list(dataset_list(project=project)), "form": form, "retention": retention_summary(project)},
         status=400 if form.errors else 200,
     )
 

@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import compare, datasets, experiments, gates, home, judge, labels, passes, queue, runs, scoring
+from web.pages import compare, datasets, experiments, gates, home, judge, labels, passes, queue, runs, scoring, team
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -36,6 +36,16 @@ project_patterns = [
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
     path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
+    path("settings/", team.settings_page, name="project-settings"),
+    path("settings/keys/", team.key_create, name="key-create"),
+    path("settings/keys/<int:key_id>/revoke/", team.key_revoke, name="key-revoke"),
+    path("settings/members/", team.member_add, name="member-add"),
+    path("settings/members/<int:membership_id>/", team.member_update, name="member-update"),
+    path("settings/invitations/", team.invitation_create, name="invitation-create"),
+    path("settings/invitations/<int:invitation_id>/revoke/", team.invitation_revoke, name="invitation-revoke"),
+    path("settings/quota/", team.quota_update, name="quota-update"),
+    path("settings/retention/", team.retention_update, name="retention-update"),
+    path("settings/export.zip", team.project_download, name="project-export"),
 ]
 
 urlpatterns = [
@@ -43,5 +53,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", home.home, name="home"),
     path("switch/", home.project_switch, name="project-switch"),
+    path("invite/<str:token>/", team.invitation_page, name="invitation"),
     path("p/<slug:slug>/", include(project_patterns)),
 ]

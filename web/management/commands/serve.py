@@ -22,8 +22,7 @@ class Command(BaseCommand):
         timeout = str(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + 30)
         commands = {
             "web": [python, "-m", "gunicorn", "evalsite.wsgi", "--bind", f"{host}:{port}", "--workers",
-                    str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout,
-                    "--access-logfile", "-"],
+                    str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout],
             "worker": [python, "-m", "celery", "-A", "evalsite", "worker", "--loglevel", "INFO",
                        "--concurrency", str(worker_concurrency), "--without-gossip", "--without-mingle"],
         }  # fmt: skip

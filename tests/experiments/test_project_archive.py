@@ -1,0 +1,122 @@
+"""A project exported to a zip of JSONL and imported as another: the same counts, the same gate."""
+
+import io
+import zipfile
+
+import orjson
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
+from evalsite.errors import Invalid
+from evalsite.models import Project
+from experiments.gating import gate_request
+from experiments.models import GatePolicy
+from experiments.project_archive import project_export, project_import
+from scoring.models import Score
+from tests.factories import run_payload
+
+CASES = ["quote_a", "quote_b", "quote_c"]
+
+
+def _counts(project):
+    return {
+        "datasets": Dataset.objects.filter(project=project).count(),
+        "experiments": Experiment.objects.filter(project=project).count(),
+        "cases": GoldenCase.objects.filter(dataset__project=project).count(),
+        "sources": GoldenCase.objects.filter(dataset__project=project, source_run__isnull=False).count(),
+        "runs": Trace.objects.filter(project=project).count(),
+        "spans": Span.objects.filter(trace__project=project).count(),
+        "scores": Score.objects.filter(project=project).count(),
+        "labels": Score.objects.filter(project=project, source="human").count(),
+    }
+
+
+def _verdict(project):
+    gate_run = gate_request(project=project, dataset_name="reservo", experiment_name="v2", baseline_name="v1")
+    return gate_run.verdict, gate_run.pass_rate, gate_run.passed_cases, gate_run.total_cases
+
+
+@pytest.fixture
+def acme(actors):
+    api = actors.api()
+    api.post("/v1/api/datasets", {"name": "reservo", "description": "golden"}, format="json")
+    for name in CASES:
+        case = {"name": name, "input": name, "expectations": {"expected_tools": ["quote_room"], "contains": "EUR"}}
+        assert api.post("/v1/api/datasets/reservo/cases", case, format="json").status_code == 201
+    runs = [run_payload(f"v1-{c}", experiment="v1", dataset="reservo", case=c, output="75 EUR") for c in CASES]
+    # v2 broke one case: no EUR in the answer.
+    runs += [run_payload(f"v2-{c}", experiment="v2", dataset="reservo", case=c, output="75 EUR") for c in CASES[:2]]
+    runs.append(run_payload("v2-quote_c", experiment="v2", dataset="reservo", case="quote_c", output="75"))
+    runs.append(run_payload("prod-17", output="a production answer", tags=["prod"], metadata={"user": "u1"}))
+    assert api.post("/v1/api/traces", {"traces": runs}, format="json").status_code == 201
+    captured = {"trace_ids": ["prod-17"]}
+    assert api.post("/v1/api/datasets/reservo/cases/from-traces", captured, format="json").status_code in (200, 201)
+    GoldenCase.objects.filter(source_trace_id="prod-17").update(status="draft")
+    api.post("/v1/api/gate", {"dataset": "reservo", "experiment": "v1", "set_baseline": True}, format="json")
+    trace = Trace.objects.get(trace_id="prod-17")
+    Score.objects.create(
+        project=actors.acme, trace=trace, scorer="helpful", config_hash="h", value=1, passed=True, source="human"
+    )
+    return actors.acme
+
+
+def test_an_export_imports_as_a_project_with_the_same_counts_and_gate_verdict(acme):
+    archive = project_export(acme)
+    copy = project_import(data=archive, slug="acme-copy")
+    assert (copy.slug, copy.name) == ("acme-copy", "Acme")
+    assert _counts(copy) == _counts(acme)
+    assert _counts(copy)["sources"] == 1 and _counts(copy)["labels"] == 1
+    assert GatePolicy.objects.get(dataset__project=copy).baseline.name == "v1"
+    original = _verdict(acme)
+    assert original[0] == "FAIL" and original[2:] == (2, 3)
+    assert _verdict(copy) == original
+    run = Trace.objects.get(project=copy, trace_id="prod-17")
+    assert (run.tags, run.metadata, run.output) == (["prod"], {"user": "u1"}, "a production answer")
+
+
+def test_the_archive_is_jsonl_files_with_a_manifest(acme):
+    archive = zipfile.ZipFile(io.BytesIO(project_export(acme)))
+    manifest = orjson.loads(archive.read("manifest.json"))
+    assert manifest["format"] == "evalsite-project"
+    assert manifest["counts"]["runs"] == 7 == len(archive.read("runs.jsonl").splitlines())
+    assert {"datasets.jsonl", "experiments.jsonl", "cases.jsonl", "runs.jsonl", "scores.jsonl"} <= set(
+        archive.namelist()
+    )
+
+
+def _with(archive_bytes, name, body):
+    source = zipfile.ZipFile(io.BytesIO(archive_bytes))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for item in source.namelist():
+            target.writestr(item, body if item == name else source.read(item))
+    return out.getvalue()
+
+
+def test_a_bad_line_names_its_file_and_line_and_writes_nothing(acme):
+    archive = project_export(acme)
+    lines = zipfile.ZipFile(io.BytesIO(archive)).read("runs.jsonl").splitlines()
+    broken = orjson.loads(lines[2])
+    broken["status"] = "maybe"
+    lines[2] = orjson.dumps(broken)
+    with pytest.raises(Invalid) as error:
+        project_import(data=_with(archive, "runs.jsonl", b"\n".join(lines)), slug="broken")
+    assert error.value.errors[0]["field"] == "runs.jsonl:3"
+    assert not Project.objects.filter(slug="broken").exists()
+    with pytest.raises(Invalid, match="archive: is not an evalsite project archive"):
+        project_import(data=b"not a zip", slug="broken")
+
+
+def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path):
+    call_command("export_project", "acme", "-o", str(tmp_path / "acme.zip"))
+    call_command("import_project", str(tmp_path / "acme.zip"), "--slug", "moved")
+    assert _counts(Project.objects.get(slug="moved")) == _counts(acme)
+    admin, viewer = Client(), Client()
+    admin.force_login(actors.alice)
+    viewer.force_login(actors.victor)
+    response = admin.get("/p/acme/settings/export.zip")
+    assert (response.status_code, response["Content-Type"]) == (200, "application/zip")
+    assert zipfile.ZipFile(io.BytesIO(response.content)).read("manifest.json")
+    assert viewer.get("/p/acme/settings/export.zip").status_code == 403

@@ -1,0 +1,185 @@
+"""The project settings page (``/p/<slug>/settings/``): keys, members, invitations, quota, audit.
+
+Admins only, for reading too (403 for viewers and reviewers; 404 for outsiders, as on
+every page): it lists who may write to the project. Each form posts to its own URL
+and calls one service of ``evalsite.team``, which writes the audit entry. A new key
+and a new invitation link are in the answer to the POST that made them, once; they are
+never stored and never shown again. A bad form answers the page again with the error
+(400, or 409 for a conflict such as removing the last admin).
+
+The invitation link (``/invite/<token>/``) works without e-mail: the admin copies it.
+Whoever opens it logs in, or creates an account there, and joins with the invited role.
+"""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.forms import UserCreationForm
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from evalsite import team
+from evalsite.errors import Conflict, Invalid, NotFound
+from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
+from experiments.project_archive import project_export
+from experiments.retention import retention_summary
+from web.pages.access import forbidden, page_render, project_page
+
+AUDIT_SHOWN = 100
+
+
+def admin_page(view):
+    """``project_page`` for admins only, reads included."""
+
+    @project_page(change_role=Role.ADMIN)
+    def wrapped(request, project, *args, **kwargs):
+        if not request.membership.allows(Role.ADMIN):
+            return forbidden(request, f"Only the admins of {project.name} may see or change its settings.")
+        return view(request, project, *args, **kwargs)
+
+    return wrapped
+
+
+def _settings_render(request, project, *, status=200, **extra):
+    context = {
+        "keys": ApiKey.objects.filter(project=project).select_related("created_by"),
+        "members": Membership.objects.filter(project=project).select_related("user").order_by("user__username"),
+        "invitations": [i for i in Invitation.objects.filter(project=project, accepted_at__isnull=True) if i.is_open],
+        "audit": AuditEntry.objects.filter(project=project)[:AUDIT_SHOWN],
+        "roles": Role.values,
+        "retention": retention_summary(project),
+        **extra,
+    }
+    return page_render(request, "team/settings.html", context, status=status)
+
+
+def _change(request, project, change, success):
+    """Run ``change()``; on success redirect with ``success``, else the page with the error."""
+    try:
+        result = change()
+    except (Invalid, Conflict) as exc:
+        return _settings_render(request, project, status=exc.status, error=exc.detail)
+    messages.success(request, success(result) if callable(success) else success)
+    return redirect("project-settings", slug=project.slug)
+
+
+@admin_page
+def settings_page(request, project):
+    return _settings_render(request, project)
+
+
+@require_POST
+@admin_page
+def key_create(request, project):
+    try:
+        key, full_key = team.key_issue(project=project, actor=request.user, name=request.POST.get("name"))
+    except Invalid as exc:
+        return _settings_render(request, project, status=400, error=exc.detail)
+    return _settings_render(request, project, status=201, new_key=full_key, new_key_name=key.name)
+
+
+@require_POST
+@admin_page
+def key_revoke(request, project, key_id):
+    key = team.key_withdraw(project=project, actor=request.user, key_id=key_id)
+    messages.success(request, f"API key {key.name!r} is revoked.")
+    return redirect("project-settings", slug=project.slug)
+
+
+@require_POST
+@admin_page
+def member_add(request, project):
+    post = request.POST
+    return _change(
+        request, project,
+        lambda: team.member_add(project=project, actor=request.user, who=post.get("user"), role=post.get("role")),
+        lambda m: f"{m.user.get_username()} is now a member ({m.role}).",
+    )  # fmt: skip
+
+
+@require_POST
+@admin_page
+def member_update(request, project, membership_id):
+    if request.POST.get("action") == "remove":
+        change = lambda: team.member_remove(project=project, actor=request.user, membership_id=membership_id)  # noqa: E731
+        return _change(request, project, change, "The member was removed.")
+    role = request.POST.get("role")
+    change = lambda: team.member_role_change(  # noqa: E731
+        project=project, actor=request.user, membership_id=membership_id, role=role
+    )
+    return _change(request, project, change, lambda m: f"{m.user.get_username()} is now {m.role}.")
+
+
+@require_POST
+@admin_page
+def invitation_create(request, project):
+    post = request.POST
+    try:
+        invitation, token = team.invitation_create(
+            project=project, actor=request.user, email=post.get("email"), role=post.get("role")
+        )
+    except Invalid as exc:
+        return _settings_render(request, project, status=400, error=exc.detail)
+    link = request.build_absolute_uri(reverse("invitation", args=[token]))
+    return _settings_render(request, project, status=201, invite_link=link, invite=invitation)
+
+
+@require_POST
+@admin_page
+def invitation_revoke(request, project, invitation_id):
+    team.invitation_withdraw(project=project, actor=request.user, invitation_id=invitation_id)
+    messages.success(request, "The invitation was withdrawn.")
+    return redirect("project-settings", slug=project.slug)
+
+
+@require_POST
+@admin_page
+def quota_update(request, project):
+    value = request.POST.get("quota_per_minute")
+    change = lambda: team.quota_set(project=project, actor=request.user, quota_per_minute=value)  # noqa: E731
+    return _change(request, project, change, "The quota was saved.")
+
+
+@require_POST
+@admin_page
+def retention_update(request, project):
+    value = request.POST.get("retention_days")
+    change = lambda: team.retention_set(project=project, actor=request.user, retention_days=value)  # noqa: E731
+    return _change(request, project, change, "The retention was saved.")
+
+
+@admin_page
+def project_download(request, project):
+    response = HttpResponse(project_export(project), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}.zip"'
+    return response
+
+
+def invitation_page(request, token):
+    """Open a one-time link: accept it (logged in) or create an account and accept it."""
+    try:
+        invitation = team.invitation_open(token)
+    except NotFound as exc:
+        raise Http404(exc.detail) from None
+    signup = None
+    if request.method == "POST":
+        user = request.user if request.user.is_authenticated else None
+        if user is None:
+            signup = UserCreationForm(request.POST)
+            if signup.is_valid():
+                user = signup.save(commit=False)
+                user.email = invitation.email
+                user.save()
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if user is not None:
+            try:
+                membership = team.invitation_accept(token=token, user=user)
+            except NotFound as exc:
+                raise Http404(exc.detail) from None
+            messages.success(request, f"You joined {membership.project.name} as {membership.role}.")
+            return redirect("project-home", slug=membership.project.slug)
+    elif not request.user.is_authenticated:
+        signup = UserCreationForm()
+    status = 400 if signup is not None and signup.errors else 200
+    return render(request, "team/invitation.html", {"invitation": invitation, "signup": signup}, status=status)
