@@ -3,7 +3,6 @@
 import pytest
 from django.test import Client
 
-from tests.base import PASSWORD
 from tests.factories import run_payload
 
 SPANS = [
@@ -25,7 +24,7 @@ def run(actors):
 
 def _html(actors, path="/p/acme/runs/r1/"):
     client = Client()
-    assert client.login(username=actors.bob.username, password=PASSWORD)
+    client.force_login(actors.bob)
     response = client.get(path)
     assert response.status_code == 200
     return response.content.decode()

@@ -5,7 +5,6 @@ from django.test import Client
 
 from datasets.models import Dataset, GoldenCase
 from experiments.models import GatePolicy
-from tests.base import PASSWORD
 from tests.factories import run_payload
 from web.pages.evidence import check_evidence
 
@@ -47,7 +46,7 @@ def _gate(actors, experiment):
 
 def _page(actors, path):
     client = Client()
-    assert client.login(username=actors.victor.username, password=PASSWORD)
+    client.force_login(actors.victor)
     response = client.get(path)
     assert response.status_code == 200, path
     return response.content.decode()

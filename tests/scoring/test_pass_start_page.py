@@ -4,7 +4,6 @@ import pytest
 from django.test import Client
 
 from scoring.models import ScoringPass
-from tests.base import PASSWORD
 from tests.factories import run_payload
 
 
@@ -17,7 +16,7 @@ def runs(actors):
 
 def _client(user):
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)
     return client
 
 
