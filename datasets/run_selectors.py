@@ -2,7 +2,7 @@
 
 from django.db.models import Exists, OuterRef, Q
 
-from datasets.models import GoldenCase, Trace
+from datasets.models import GoldenCase, Span, SpanKind, Trace
 from evalsite.errors import NotFound
 
 
@@ -94,3 +94,21 @@ def spans_in_tree_order(trace):
                 span.depth = 0
                 ordered.append(span)
     return ordered
+
+
+def runs_answers(*, project, trace_ids):
+    """``{trace_id: {"output", "status", "tool_calls": [{name, input, output, status}]}}`` of the given runs.
+
+    Two queries whatever their number; tool calls in span order. A trace_id not in the
+    project is left out.
+    """
+    runs = Trace.objects.filter(project=project, trace_id__in=[t for t in trace_ids if t])
+    answers = {
+        row["trace_id"]: {"output": row["output"], "status": row["status"], "tool_calls": [], "pk": row["pk"]}
+        for row in runs.values("pk", "trace_id", "output", "status")
+    }
+    by_pk = {answer["pk"]: answer for answer in answers.values()}
+    spans = Span.objects.filter(trace_id__in=by_pk, kind=SpanKind.TOOL).order_by("trace_id", "started_at", "position")
+    for span in spans.values("trace_id", "name", "input", "output", "status"):
+        by_pk[span.pop("trace_id")]["tool_calls"].append(span)
+    return answers

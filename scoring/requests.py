@@ -304,3 +304,10 @@ def _cap_message(cap, asked, background, judged):
         f"a synchronous request scores at most {cap} runs; {asked} were asked for. "
         "Use POST /v1/api/passes to score more in the background."
     )
+
+
+def selection_count(*, project, request):
+    """How many runs a pass of ``request`` would score now (its limit applied): one counting query."""
+    if request.trace_ids is not None:
+        return Trace.objects.filter(project=project, trace_id__in=request.trace_ids).count()
+    return _recent(project, request, None)[: request.limit].count()

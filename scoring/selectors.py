@@ -6,7 +6,8 @@ missing one. Lists are ordered for stable paging; nothing here loads a table who
 
 from collections import Counter
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from datasets.run_selectors import trace_list
 from evalsite.errors import NotFound
@@ -67,6 +68,26 @@ def runs_list(*, project, scorer_failed=None, scorer_abstained=None, label=None,
 def runs_annotate_scores(traces):
     """Runs with ``has_failed_score`` and ``has_abstention`` flags (still one query)."""
     return traces.annotate(has_failed_score=Exists(_failed_scores()), has_abstention=Exists(_abstentions()))
+
+
+def _count(queryset, distinct=None):
+    counted = queryset.order_by().values("trace").annotate(n=Count(distinct or "id", distinct=bool(distinct)))
+    return Coalesce(Subquery(counted.values("n")[:1]), 0)
+
+
+def runs_annotate_score_counts(traces):
+    """Runs with ``scores_passed`` and ``scores_failed`` (scores of the run's current revision)
+    and ``scorers_abstained`` (scorers that abstained on it, each once): subqueries on the
+    scores' and abstentions' run index, evaluated for the rows of the page only."""
+    # Checks only: a reviewer's label (a human score) is not a check the run passed or failed.
+    current = Score.objects.filter(trace=OuterRef("pk"), run_revision__gte=OuterRef("revision")).exclude(
+        source=ScoreSource.HUMAN
+    )
+    return traces.annotate(
+        scores_passed=_count(current.filter(passed=True)),
+        scores_failed=_count(current.filter(passed=False)),
+        scorers_abstained=_count(Abstention.objects.filter(trace=OuterRef("pk")), distinct="scorer"),
+    )
 
 
 def run_scores(trace):

@@ -107,3 +107,17 @@ def _relative(url):
         return None
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def page_links(request, page):
+    """``(previous url, next url)`` of a numbered page, keeping the page's other parameters."""
+
+    def link(number):
+        query = request.GET.copy()
+        query["page"] = number
+        return f"?{query.urlencode()}"
+
+    return (
+        link(page.previous_page_number()) if page.has_previous() else None,
+        link(page.next_page_number()) if page.has_next() else None,
+    )

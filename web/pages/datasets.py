@@ -25,6 +25,7 @@ from experiments.retention import retention_summary
 from scoring.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
+from web.pages.case_runs import case_runs
 from web.pages.forms import CaseForm, DatasetForm, ImportForm, errors_show
 
 CASES_PER_PAGE = 100
@@ -150,6 +151,7 @@ def case_page(request, project, case_id):
             "case": case,
             "form": form,
             "revisions": list(case_revisions(case=case)),
+            "gated": case_runs(project=project, case=case),
             "runs": list(case.runs.select_related("experiment").order_by("-started_at", "-id")[:RECENT_RUNS]),
         },
         status=400 if form.errors else 200,

@@ -1,9 +1,6 @@
-"""Pages: experiments (with their pass rate over time), the comparison, gate runs."""
+"""Pages: experiments (with their pass rate over time) and the list of gate runs."""
 
-from checks.scorers import SCORERS
-from datasets.experiments import experiment_get, experiment_list
-from experiments.comparison import experiments_compare
-from experiments.selectors import experiments_overview, gate_cases, gate_run_get, gate_run_list
+from experiments.selectors import experiments_overview, gate_run_list
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.plots import pass_rate_plot
 
@@ -11,23 +8,17 @@ from web.pages.plots import pass_rate_plot
 @project_page
 def experiments_page(request, project):
     experiments = experiments_overview(project=project)
-    plot = pass_rate_plot([(e.name, e.created_at, e.pass_rate) for e in experiments])
-    return page_render(request, "experiments/list.html", {"experiments": experiments[::-1], "plot": plot})
-
-
-@project_page
-def compare_page(request, project):
-    names = list(experiment_list(project=project).order_by("-created_at").values_list("name", flat=True))
-    base_name, candidate_name = request.GET.get("base"), request.GET.get("candidate")
-    comparison = None
-    if base_name and candidate_name:
-        base = experiment_get(project=project, name=base_name)
-        candidate = experiment_get(project=project, name=candidate_name)
-        comparison = experiments_compare(base=base, candidate=candidate)
+    gate_plot = pass_rate_plot(
+        [(e.name, e.created_at, e.latest_gate.pass_rate if e.latest_gate else None) for e in experiments],
+        title="Gate pass rate by experiment, oldest first",
+    )
+    scorers = sorted({scorer for e in experiments for scorer in e.scorer_rates})
+    for experiment in experiments:
+        experiment.scorer_cells = [experiment.scorer_rates.get(scorer) for scorer in scorers]
     return page_render(
         request,
-        "experiments/compare.html",
-        {"names": names, "base": base_name, "candidate": candidate_name, "comparison": comparison},
+        "experiments/list.html",
+        {"experiments": experiments[::-1], "gate_plot": gate_plot, "scorers": scorers},
     )
 
 
@@ -38,26 +29,4 @@ def gate_runs_page(request, project):
     items, newer, older = cursor_page(request, runs, ordering=("-created_at", "-id"))
     return page_render(
         request, "experiments/gate_runs.html", {"gate_runs": items, "newer": newer, "older": older, "verdict": verdict}
-    )
-
-
-@project_page
-def gate_run_page(request, project, gate_run_id):
-    gate_run = gate_run_get(project=project, gate_run_id=gate_run_id)
-    rows = gate_cases(gate_run=gate_run, order="failures")
-    cases = [row.result for row in rows if not row.quarantined]
-    for case in cases:
-        # A check that is not a built-in scorer is a judge criterion: show what the judge said.
-        case["judge_comments"] = [
-            c for c in case["checks"] if c["scorer"] not in SCORERS and c["status"] != "abstained"
-        ]
-    return page_render(
-        request,
-        "experiments/gate_run.html",
-        {
-            "gate_run": gate_run,
-            "answer": gate_run.result,
-            "cases": cases,
-            "quarantined": [r.result for r in rows if r.quarantined],
-        },
     )

@@ -106,27 +106,23 @@ class RunFilterForm(forms.Form):
     until = forms.DateTimeField(
         required=False, label="Started before", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
-    failed = forms.CharField(
-        required=False,
-        max_length=100,
-        label="Failed scorer",
-        help_text="A scorer id, or 'any'.",
-        widget=forms.TextInput(attrs={"list": "scorer-ids"}),
-    )
-    abstained = forms.CharField(
-        required=False,
-        max_length=100,
-        label="Abstained scorer",
-        help_text="A scorer id, or 'any'.",
-        widget=forms.TextInput(attrs={"list": "scorer-ids"}),
-    )
+    failed = forms.CharField(required=False, max_length=100, label="Failed scorer", widget=forms.Select)
+    abstained = forms.CharField(required=False, max_length=100, label="Abstained scorer", widget=forms.Select)
     label = forms.CharField(
         required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
     )
-
     session = forms.CharField(required=False, max_length=200, label="Session")
     user = forms.CharField(required=False, max_length=200, label="User")
     conversation = forms.CharField(required=False, max_length=200, label="Conversation")
+
+    def __init__(self, data=None, *, scorer_ids=()):
+        super().__init__(data)
+        # Choices, not free text: the project's scorers (built-ins, agent checks, its judge
+        # criteria). A scorer id in a shared URL that is not listed is still applied and shown.
+        for name in ("failed", "abstained"):
+            chosen = (data or {}).get(name)
+            ids = [*scorer_ids, *([chosen] if chosen and chosen not in scorer_ids and chosen != "any" else [])]
+            self.fields[name].widget.choices = [("", "—"), ("any", "any scorer"), *((s, s) for s in ids)]
 
     def filters(self):
         """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""

@@ -5,23 +5,26 @@ Reads go through the same selectors as the API, writes through the same services
 """
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db import transaction
+from django.db.models import F
 from django.shortcuts import redirect
 
-from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
 from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
 from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
+from scoring.catalog import catalog_for
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
 from scoring.references import cases_capture_guarded
-from scoring.selectors import run_scores, runs_annotate_scores, runs_list
-from web.pages.access import cursor_page, page_render, project_page
+from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
+from web.pages.access import cursor_page, page_links, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
 from web.pages.label_forms import LabelForm
 from web.pages.labels import run_label_post
 from web.pages.queue import queue_after_capture
+from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
 
@@ -66,10 +69,30 @@ def _captured_message(request, dataset, captured, skipped):
     messages.success(request, text)
 
 
+# The runs list's sort orders: the newest first pages by cursor (stable while runs
+# arrive); the others by page number, over the filtered runs.
+SORTS = {
+    "started": ("-started_at", "-id"),
+    "latency": (F("latency_ms").desc(nulls_last=True), "-id"),
+    "cost": (F("cost_cents").desc(nulls_last=True), "-id"),
+    "failures": ("-scores_failed", "-started_at", "-id"),
+}
+
+
+def runs_page(request, traces, sort):
+    """``(runs, newer url, older url, page or None)`` of the runs list in ``sort`` order."""
+    if sort == "started":
+        return (*cursor_page(request, traces, ordering=SORTS[sort], page_size=RUNS_PER_PAGE), None)
+    page = Paginator(traces.order_by(*SORTS[sort]), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    return (list(page.object_list), *page_links(request, page), page)
+
+
 @project_page
 def run_list(request, project):
-    filters = RunFilterForm(request.GET or None)
-    traces = trace_captured_annotate(runs_annotate_scores(runs_list(project=project, **filters.filters())))
+    filters = RunFilterForm(request.GET or None, scorer_ids=list(catalog_for(project).scorers))
+    matching = runs_list(project=project, **filters.filters())
+    traces = trace_captured_annotate(runs_annotate_score_counts(runs_annotate_scores(matching)))
+    sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "started"
     datasets = list(dataset_list(project=project, include_archived=False))
     capture = BulkCaptureForm(request.POST or None, datasets=datasets)
     if request.method == "POST" and capture.is_valid():
@@ -77,7 +100,7 @@ def run_list(request, project):
         if done is not None:
             _captured_message(request, *done)
             return redirect("dataset", slug=project.slug, name=done[0].name)
-    runs, newer, older = cursor_page(request, traces, ordering=("-started_at", "-id"), page_size=RUNS_PER_PAGE)
+    runs, newer, older, page = runs_page(request, traces, sort)
     return page_render(
         request,
         "runs/list.html",
@@ -85,15 +108,26 @@ def run_list(request, project):
             "filters": filters,
             "filtered": any(v for v in filters.filters().values()),
             "runs": runs,
+            "total": matching.count(),
+            "sort": sort,
+            "sorts": [(name, _sort_link(request, name)) for name in SORTS],
+            "page": page,
             "newer": newer,
             "older": older,
             "capture": capture,
             "selected": set(request.POST.getlist("trace_ids")),
             "datasets": datasets,
-            "scorer_ids": (*BUILTIN_IDS, *AGENT_CHECK_IDS),
         },
         status=400 if capture.errors else 200,
     )
+
+
+def _sort_link(request, sort):
+    query = request.GET.copy()
+    query.pop("cursor", None)
+    query.pop("page", None)
+    query["sort"] = sort
+    return f"?{query.urlencode()}"
 
 
 @project_page
@@ -116,16 +150,23 @@ def run_detail(request, project, trace_id):
                 return queue_after_capture(request, project, trace, request.GET["queue"])
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     scores, abstentions = run_scores(trace)
+    spans = spans_in_tree_order(trace)
+    checks = [s for s in scores if s.source != ScoreSource.HUMAN]
+    verdict, verdict_tone, failed_checks = run_verdict(checks)
     return page_render(
         request,
         "runs/detail.html",
         {
             "trace": trace,
-            "spans": spans_in_tree_order(trace),
-            "scores": [s for s in scores if s.source != ScoreSource.HUMAN],
+            "spans": spans,
+            "timeline": span_timeline(spans),
+            "verdict": verdict,
+            "verdict_tone": verdict_tone,
+            "failed_checks": failed_checks,
+            "scores": checks,
             "labels": [s for s in scores if s.source == ScoreSource.HUMAN],
             "label_form": _label_form(request, project, scores) if label_form is None else label_form,
-            "abstentions": abstentions,
+            "abstentions": abstentions_once(abstentions),
             "cases": list(cases_from_run(project=project, trace_id=trace.trace_id)),
             "capture": capture,
             "datasets": datasets,

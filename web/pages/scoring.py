@@ -7,6 +7,8 @@ moment, and refreshes itself while the pass runs); with it, a small script polls
 ``progress.json`` and moves the bar.
 """
 
+import json
+
 from django import forms
 from django.contrib import messages
 from django.http import JsonResponse
@@ -53,8 +55,17 @@ def pass_page(request, project, pass_id):
             "percent": round(100 * scoring_pass.progress),
             "refresh_seconds": None if scoring_pass.finished else REFRESH_SECONDS,
             "selection_text": _selection_text(scoring_pass.selection),
+            "settings": _settings(scoring_pass.config),
         },
     )
+
+
+def _settings(config):
+    """A pass's config as ``[(scorer, [(setting, value as compact JSON)])]``, for a reader."""
+    return [
+        (scorer, [(key, json.dumps(value, ensure_ascii=False)) for key, value in (settings or {}).items()])
+        for scorer, settings in sorted((config or {}).items())
+    ]
 
 
 def _selection_text(selection):

@@ -6,7 +6,7 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import datasets, experiments, home, judge, labels, queue, runs, scoring, team
+from web.pages import compare, datasets, experiments, gates, home, judge, labels, passes, queue, runs, scoring, team
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -22,6 +22,7 @@ project_patterns = [
     path("cases/<int:case_id>/", datasets.case_page, name="case"),
     path("review/", datasets.review_page, name="review"),
     path("passes/", scoring.pass_list_page, name="passes"),
+    path("passes/new/", passes.pass_new_page, name="pass-new"),
     path("passes/<int:pass_id>/", scoring.pass_page, name="pass"),
     path("passes/<int:pass_id>/progress.json", scoring.pass_progress, name="pass-progress"),
     path("review/scores/", scoring.review_page, name="review-scores"),
@@ -31,9 +32,9 @@ project_patterns = [
     path("labels/", labels.labels_page, name="labels"),
     path("agreement/", labels.agreement_page, name="agreement"),
     path("experiments/", experiments.experiments_page, name="experiments"),
-    path("experiments/compare/", experiments.compare_page, name="compare"),
+    path("experiments/compare/", compare.compare_page, name="compare"),
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
-    path("gate-runs/<int:gate_run_id>/", experiments.gate_run_page, name="gate-run"),
+    path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
     path("settings/", team.settings_page, name="project-settings"),
     path("settings/keys/", team.key_create, name="key-create"),

@@ -1,0 +1,86 @@
+"""Page: compare two experiments: per-scorer figures with a plot of the differences, the
+paired cases from each one's newest gate run (McNemar, Wilson intervals), and, per case,
+both sides' trials and outcome, with the two runs' answers and tool calls side by side
+where the outcome changed.
+"""
+
+from django.core.paginator import Paginator
+
+from datasets.experiments import experiment_get, experiment_list
+from datasets.run_selectors import runs_answers
+from experiments.comparison import experiments_compare
+from experiments.selectors import PAIRED_CASE_FILTERS, gate_case_results, paired_case_rows
+from web.pages.access import page_links, page_render, project_page
+from web.pages.evidence import pretty, trials_view
+from web.pages.plots import difference_plot
+
+CASES_PER_PAGE = 50
+
+
+def _side(result):
+    if result is None:
+        return None
+    return {
+        "passed": result.get("passed"),
+        "measured": result.get("measured"),
+        "trace_id": result.get("trace_id"),
+        "trial": trials_view(result),
+    }
+
+
+def _answer(answers, trace_id):
+    answer = answers.get(trace_id)
+    if answer is None:
+        return None
+    calls = [
+        {**call, "input": pretty(call["input"]), "output": pretty(call["output"])} for call in answer["tool_calls"]
+    ]
+    return {"output": pretty(answer["output"]) if answer["output"] is not None else None, "tool_calls": calls}
+
+
+def paired_cases(request, project, cases, show):
+    """One page of the paired case rows, each with both sides and, when changed, both answers."""
+    rows = paired_case_rows(
+        base_gate_run_id=cases["base_gate_run_id"], candidate_gate_run_id=cases["candidate_gate_run_id"], show=show
+    )
+    page = Paginator(rows, CASES_PER_PAGE).get_page(request.GET.get("page"))
+    base_results = gate_case_results([row.base_row_id for row in page.object_list])
+    items = []
+    for row in page.object_list:
+        base = _side(base_results.get(row.base_row_id))
+        items.append(
+            {
+                "name": row.result.get("name"),
+                "case_id": row.result.get("case_id"),
+                "quarantined": row.quarantined,
+                "base": base,
+                "candidate": _side(row.result),
+                "changed": base is None or base["passed"] != row.passed,
+            }
+        )
+    changed = [i for i in items if i["changed"] and i["base"]]
+    answers = runs_answers(
+        project=project, trace_ids=[t for i in changed for t in (i["base"]["trace_id"], i["candidate"]["trace_id"])]
+    )
+    for item in changed:
+        item["base_answer"] = _answer(answers, item["base"]["trace_id"])
+        item["candidate_answer"] = _answer(answers, item["candidate"]["trace_id"])
+    return page, items
+
+
+@project_page
+def compare_page(request, project):
+    names = list(experiment_list(project=project).order_by("-created_at").values_list("name", flat=True))
+    base_name, candidate_name = request.GET.get("base"), request.GET.get("candidate")
+    show = request.GET.get("show") if request.GET.get("show") in PAIRED_CASE_FILTERS else "changed"
+    context = {"names": names, "base": base_name, "candidate": candidate_name, "comparison": None, "show": show}
+    if base_name and candidate_name:
+        base = experiment_get(project=project, name=base_name)
+        candidate = experiment_get(project=project, name=candidate_name)
+        comparison = experiments_compare(base=base, candidate=candidate)
+        context.update(comparison=comparison, plot=difference_plot(comparison["scorers"]))
+        if comparison["cases"]:
+            page, items = paired_cases(request, project, comparison["cases"], show)
+            newer, older = page_links(request, page)
+            context.update(page=page, paired=items, newer=newer, older=older, filters=PAIRED_CASE_FILTERS)
+    return page_render(request, "experiments/compare.html", context)
