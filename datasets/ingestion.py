@@ -23,7 +23,7 @@ from evalsite.quota import quota_reserve
 TRACE_COLUMNS = (
     "id", "project_id", "trace_id", "name", "input", "output", "status", "error", "started_at", "ended_at",
     "latency_ms", "cost_cents", "metadata", "tags", "experiment_id", "case_id", "trial", "source", "content_hash",
-    "ingested_at",
+    "ingested_at", "session_id", "user_id", "conversation_id",
 )  # fmt: skip
 SPAN_COLUMNS = (
     "trace_id", "span_id", "parent_span_id", "position", "kind", "name", "input", "output", "status", "error",
@@ -96,7 +96,7 @@ def _runs_write(project, runs):
             db_decimal(run.cost_cents), db_json(run.metadata), db_json(run.tags),
             experiment.pk if experiment else None, case.pk if case else None, run.trial, TraceSource.API,
             run.content_hash,
-            db_datetime(now),
+            db_datetime(now), run.session_id, run.user_id, run.conversation_id,
         ))  # fmt: skip
         for s in run.spans:
             span_rows.append((

@@ -35,6 +35,7 @@ def _max_length(schema, key):
 
 _RUN_NAME = _max_length(RUN_SCHEMA, "name")
 _RUN_REFS = (("experiment", _max_length(RUN_SCHEMA, "experiment")), ("dataset", _max_length(RUN_SCHEMA, "dataset")))
+_RUN_LINKS = tuple((key, _max_length(RUN_SCHEMA, key)) for key in ("session_id", "user_id", "conversation_id"))
 _SPAN_ID = _max_length(SPAN_SCHEMA, "span_id")
 _PARENT_ID = _max_length(SPAN_SCHEMA, "parent_id")
 _SPAN_NAME = _max_length(SPAN_SCHEMA, "name")
@@ -56,6 +57,9 @@ def run_conforms(item):
             value = item[key]
             if value is not None and not (type(value) is str and 1 <= len(value) <= limit):
                 return False
+    for key, limit in _RUN_LINKS:
+        if key in item and not _optional_str(item[key], limit):
+            return False
     if "case" in item:
         case = item["case"]
         if case is not None and type(case) is not str and not _integer(case):

@@ -77,6 +77,17 @@ RUN_SCHEMA = {
             "gate numbers a case's runs in the order they started; a later run of the same trial supersedes "
             "an earlier one.",
         },
+        "session_id": {
+            "type": ["string", "null"],
+            "maxLength": 200,
+            "description": "The session (a chat, a job) the run belongs to; the runs list filters on it.",
+        },
+        "user_id": {"type": ["string", "null"], "maxLength": 200, "description": "The end user the run served."},
+        "conversation_id": {
+            "type": ["string", "null"],
+            "maxLength": 200,
+            "description": "The conversation (thread) within the session.",
+        },
         "input": _any,
         "output": {"description": "The run's final answer (any JSON value)."},
         "status": {"enum": ["ok", "error"], "default": "ok"},

@@ -52,6 +52,9 @@ class RunIn:
     dataset: str | None
     case: str | int | None
     trial: int | None
+    session_id: str | None
+    user_id: str | None
+    conversation_id: str | None
     input: object
     output: object
     status: str
@@ -167,6 +170,9 @@ def _run_normalise(item, index, where):
         dataset=item.get("dataset"),
         case=item.get("case"),
         trial=int(item["trial"]) if item.get("trial") is not None else None,
+        session_id=item.get("session_id"),
+        user_id=item.get("user_id"),
+        conversation_id=item.get("conversation_id"),
         input=item.get("input"),
         output=item.get("output"),
         status=item.get("status", "ok"),

@@ -120,6 +120,7 @@ def _run_payload(trace, spans):
         "status": trace.status, "error": trace.error, "started_at": trace.started_at.isoformat(),
         "ended_at": trace.ended_at.isoformat() if trace.ended_at else None, "latency_ms": trace.latency_ms,
         "cost_cents": trace.cost_cents, "metadata": trace.metadata, "tags": trace.tags, "trial": trace.trial,
+        "session_id": trace.session_id, "user_id": trace.user_id, "conversation_id": trace.conversation_id,
         "spans": spans,
     }  # fmt: skip
     if trace.experiment:

@@ -211,3 +211,25 @@ def test_a_run_without_a_start_time_takes_its_first_span_or_now(actors):
     payload["spans"][1]["started_at"] = "2026-11-29T08:00:00Z"
     _post(actors, payload)
     assert Trace.objects.get(trace_id="no-start").started_at.isoformat() == "2026-11-29T08:00:00+00:00"
+
+
+def test_a_run_carries_its_session_user_and_conversation_and_the_list_filters_on_them(actors):
+    linked = run_payload("chat-1", session_id="s-9", user_id="u-ana", conversation_id="c-1")
+    assert _post(actors, {"traces": [linked, run_payload("chat-2", session_id="s-10")]}).status_code == 201
+    trace = Trace.objects.get(project=actors.acme, trace_id="chat-1")
+    assert (trace.session_id, trace.user_id, trace.conversation_id) == ("s-9", "u-ana", "c-1")
+    for query, expected in (("session=s-9", ["chat-1"]), ("user=u-ana", ["chat-1"]), ("session=s-10", ["chat-2"])):
+        listed = actors.api().get(f"/v1/api/traces?{query}").json()["results"]
+        assert [r["trace_id"] for r in listed] == expected, query
+    detail = actors.api().get("/v1/api/traces/chat-1").json()
+    assert detail["conversation_id"] == "c-1"
+
+
+def test_a_session_id_that_is_not_a_short_string_is_a_400_naming_it(actors):
+    response = _post(actors, {"traces": [run_payload("ok-1"), run_payload("long", session_id="s" * 201)]})
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["traces[1].session_id"]
+    response = _post(actors, run_payload("number", user_id=7))
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "user_id"
+    assert not Trace.objects.filter(project=actors.acme).exists()
