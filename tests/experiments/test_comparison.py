@@ -104,7 +104,10 @@ def test_flips_past_the_shown_ones_are_counted_and_shown_in_case_then_scorer_ord
         _scores(actors, base, scorer, 3, 0, cases=cases)
         _scores(actors, candidate, scorer, 0, 3, cases=cases)
     flipped = experiments_compare(base=base, candidate=candidate)["flipped"]
-    assert [(f["case"], f["scorer"]) for f in flipped["pass_to_fail"]] == [("case_0", "Z_check"), ("case_0", "answered")]
+    assert [(f["case"], f["scorer"]) for f in flipped["pass_to_fail"]] == [
+        ("case_0", "Z_check"),
+        ("case_0", "answered"),
+    ]
     assert (flipped["pass_to_fail_count"], flipped["fail_to_pass_count"]) == (9, 0)
     assert flipped["fail_to_pass"] == []
 
