@@ -15,7 +15,7 @@ from django.db import connection
 
 from checks.scorers import RunView, SpanView
 from datasets.models import Experiment, GoldenCase, Span, Trace
-from evalsite.bulk import rows_select_by_ids
+from evalsite.bulk import json_loads, json_text, rows_select_by_ids
 
 
 @dataclass(slots=True)
@@ -137,9 +137,14 @@ def _cases(case_pks):
     wanted = set(case_pks)
     if not wanted:
         return {}
-    rows = GoldenCase.objects.filter(pk__in=wanted).values_list("pk", "expected_output", "expectations")
+    rows = (
+        GoldenCase.objects.filter(pk__in=wanted)
+        .annotate(expected_text=json_text("expected_output"), expectations_text=json_text("expectations"))
+        .values_list("pk", "expected_text", "expectations_text")
+    )
     cases = {}
-    for pk, expected, expectations in rows:
+    for pk, expected_text, expectations_text in rows:
+        expected, expectations = json_loads(expected_text), json_loads(expectations_text)
         expectations = expectations if isinstance(expectations, dict) else {}
         cases[pk] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
     return cases
