@@ -24,7 +24,7 @@ import math
 from collections import Counter
 
 from django.db import connection
-from django.db.models import Avg, Count, F, IntegerField, Max, Min, TextField
+from django.db.models import Avg, Count, F, IntegerField, Max, Min, Q, TextField
 from django.db.models.functions import Cast
 
 from checks.stats import mcnemar_p, wilson_interval
@@ -173,43 +173,53 @@ def _row(scorer, version, base, candidate, base_abstained, candidate_abstained, 
     return row
 
 
-def _case_verdicts(experiment, scorers):
-    """The grouped query of an experiment's per-case verdicts: ``(case_id, scorer, ok, trace)``.
+def _case_verdicts(base, candidate, scorers):
+    """The grouped query of both sides' per-case verdicts, one scan over their scores.
 
-    ``ok`` is 1 when every fresh score of that case and scorer passed, ``trace`` the
-    newest run's pk.
+    Rows ``(case_id, scorer, b_ok, b_trace, c_ok, c_trace)`` for the (case, scorer)
+    pairs both sides scored and whose verdicts differ: ``ok`` is 1 when every fresh
+    score of that case and scorer passed, ``trace`` the newest run's pk.
     """
-    scores = scores_fresh(Score.objects.filter(experiment=experiment, case__isnull=False))
+    scores = scores_fresh(Score.objects.filter(experiment__in=[base, candidate], case__isnull=False))
     if scorers:
         scores = scores.filter(scorer__in=scorers)
-    grouped = scores.values("case_id", "scorer").annotate(ok=Min(Cast("passed", IntegerField())), trace=Max("trace_id"))
+    passed = Cast("passed", IntegerField())
+    on_base, on_candidate = Q(experiment=base), Q(experiment=candidate)
+    grouped = (
+        scores.values("case_id", "scorer")
+        .annotate(
+            b_ok=Min(passed, filter=on_base),
+            b_trace=Max("trace_id", filter=on_base),
+            c_ok=Min(passed, filter=on_candidate),
+            c_trace=Max("trace_id", filter=on_candidate),
+        )
+        .filter(b_ok__isnull=False, c_ok__isnull=False)
+        .exclude(b_ok=F("c_ok"))
+        .values_list("case_id", "scorer", "b_ok", "b_trace", "c_trace")
+    )
     return grouped.query.sql_with_params()
 
 
 def _flipped_rows(base, candidate, scorers):
     """The flipped (case, scorer) pairs, the first ``FLIPS_SHOWN`` of each way, with each way's count.
 
-    One query: both sides grouped in the database, joined on (case, scorer), numbered
-    per direction in (case id, scorer) order. Rows: ``(was_ok, case_id, scorer,
-    base trace pk, candidate trace pk, count of that direction)``.
+    One query: both sides grouped in one scan, numbered per direction in (case id,
+    scorer) order. Rows: ``(was_ok, case_id, scorer, base trace pk, candidate trace
+    pk, count of that direction)``.
     """
-    base_sql, base_params = _case_verdicts(base, scorers)
-    candidate_sql, candidate_params = _case_verdicts(candidate, scorers)
+    sql, params = _case_verdicts(base, candidate, scorers)
     collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
     sql = f"""
-        WITH b AS ({base_sql}), c AS ({candidate_sql}),
+        WITH v AS ({sql}),
         f AS (
-            SELECT b.ok AS was_ok, b.case_id, b.scorer, b.trace AS base_trace, c.trace AS candidate_trace,
-                   ROW_NUMBER() OVER (PARTITION BY b.ok ORDER BY b.case_id, b.scorer{collate}) AS n,
-                   COUNT(*) OVER (PARTITION BY b.ok) AS total
-            FROM b JOIN c ON c.case_id = b.case_id AND c.scorer = b.scorer
-            WHERE b.ok <> c.ok
+            SELECT v.*, ROW_NUMBER() OVER (PARTITION BY v.b_ok ORDER BY v.case_id, v.scorer{collate}) AS n,
+                   COUNT(*) OVER (PARTITION BY v.b_ok) AS total
+            FROM v
         )
-        SELECT was_ok, case_id, scorer, base_trace, candidate_trace, total FROM f WHERE n <= %s
-        ORDER BY was_ok DESC, n
+        SELECT b_ok, case_id, scorer, b_trace, c_trace, total FROM f WHERE n <= %s ORDER BY b_ok DESC, n
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*base_params, *candidate_params, FLIPS_SHOWN])
+        cursor.execute(sql, [*params, FLIPS_SHOWN])
         return cursor.fetchall()
 
 
