@@ -150,6 +150,15 @@ def _references_resolve(project, runs):
                     )
                 continue
             by_name[run.index] = (run, (dataset.pk, run.case))
+    cases.update(_case_ids(project, by_id, by_name, errors))
+    if errors:
+        raise Invalid("Some runs name things that do not exist; nothing was written.", errors=errors)
+    return experiments, cases
+
+
+def _case_ids(project, by_id, by_name, errors):
+    """``{run index: case pk}`` of the runs naming a case by id or by (dataset, name); unknown ones go to ``errors``."""
+    cases = {}
     if by_id:
         found = set(
             GoldenCase.objects.filter(dataset__project=project, pk__in={r.case for r in by_id}).values_list(
@@ -175,9 +184,7 @@ def _references_resolve(project, runs):
                 cases[run.index] = found[key]
             else:
                 errors.append({"field": _field(run, "case"), "message": f"no case named {key[1]!r} in that dataset"})
-    if errors:
-        raise Invalid("Some runs name things that do not exist; nothing was written.", errors=errors)
-    return experiments, cases
+    return cases
 
 
 def _field(run, name):
