@@ -50,8 +50,9 @@ format: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+## bench: evalsite on the reference workload (../shared/workloads) against the limit, into BENCHMARKS.md
 bench: $(VENV)/.installed-dev
-	$(PY) bench/ingest.py
+	$(PY) bench/reference.py --write $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var

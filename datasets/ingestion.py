@@ -89,12 +89,12 @@ def _runs_write(project, runs):
     span_rows = []
     for pk, run in zip(ids, new_runs, strict=True):
         experiment = experiments.get(run.experiment)
-        case = cases.get(run.index)
+        case_pk = cases.get(run.index)
         trace_rows.append((
             pk, project.pk, run.trace_id, run.name, db_json(run.input), db_json(run.output), run.status, run.error,
             db_datetime(run.started_at or now), db_datetime(run.ended_at), run.latency_ms,
             db_decimal(run.cost_cents), db_json(run.metadata), db_json(run.tags),
-            experiment.pk if experiment else None, case.pk if case else None, run.trial, TraceSource.API,
+            experiment.pk if experiment else None, case_pk, run.trial, TraceSource.API,
             run.content_hash,
             db_datetime(now), run.session_id, run.user_id, run.conversation_id,
         ))  # fmt: skip
@@ -114,7 +114,11 @@ def _runs_write(project, runs):
 
 
 def _references_resolve(project, runs):
-    """Experiments (created if new) and the golden case of each run; ``Invalid`` for unknown names."""
+    """Experiments (created if new) and the golden case id of each run; ``Invalid`` for unknown names.
+
+    Cases are looked up by the ids and names the runs give, reading only their ids:
+    a request costs the same whatever the size of the golden set.
+    """
     errors = []
     dataset_names = {r.dataset for r in runs if r.dataset}
     datasets = {d.name: d for d in Dataset.objects.filter(project=project, name__in=dataset_names)}
@@ -148,27 +152,41 @@ def _references_resolve(project, runs):
                     )
                 continue
             by_name[run.index] = (run, (dataset.pk, run.case))
+    cases.update(_case_ids(project, by_id, by_name, errors))
+    if errors:
+        raise Invalid("Some runs name things that do not exist; nothing was written.", errors=errors)
+    return experiments, cases
+
+
+def _case_ids(project, by_id, by_name, errors):
+    """``{run index: case pk}`` of the runs naming a case by id or by (dataset, name); unknown ones go to ``errors``."""
+    cases = {}
     if by_id:
-        found = GoldenCase.objects.filter(dataset__project=project, pk__in={r.case for r in by_id}).in_bulk()
+        found = set(
+            GoldenCase.objects.filter(dataset__project=project, pk__in={r.case for r in by_id}).values_list(
+                "pk", flat=True
+            )
+        )
         for run in by_id:
             if run.case in found:
-                cases[run.index] = found[run.case]
+                cases[run.index] = run.case
             else:
                 errors.append({"field": _field(run, "case"), "message": f"no case {run.case} in this project"})
     if by_name:
         dataset_ids = {key[0] for _, key in by_name.values()}
         names = {key[1] for _, key in by_name.values()}
         found = {
-            (c.dataset_id, c.name): c for c in GoldenCase.objects.filter(dataset_id__in=dataset_ids, name__in=names)
+            (dataset_id, name): pk
+            for dataset_id, name, pk in GoldenCase.objects.filter(
+                dataset_id__in=dataset_ids, name__in=names
+            ).values_list("dataset_id", "name", "pk")
         }
         for run, key in by_name.values():
             if key in found:
                 cases[run.index] = found[key]
             else:
                 errors.append({"field": _field(run, "case"), "message": f"no case named {key[1]!r} in that dataset"})
-    if errors:
-        raise Invalid("Some runs name things that do not exist; nothing was written.", errors=errors)
-    return experiments, cases
+    return cases
 
 
 def _field(run, name):

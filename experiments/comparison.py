@@ -23,7 +23,8 @@ import json
 import math
 from collections import Counter
 
-from django.db.models import Avg, Count, F, IntegerField, Max, Min, TextField
+from django.db import connection
+from django.db.models import Avg, Count, F, IntegerField, Max, Min, Q, TextField
 from django.db.models.functions import Cast
 
 from checks.stats import mcnemar_p, wilson_interval
@@ -172,30 +173,64 @@ def _row(scorer, version, base, candidate, base_abstained, candidate_abstained, 
     return row
 
 
-def _case_verdicts(experiment, scorers):
-    """``{(case_id, scorer): (all_passed, trace pk)}`` for an experiment's runs linked to cases."""
-    scores = scores_fresh(Score.objects.filter(experiment=experiment, case__isnull=False))
+def _case_verdicts(base, candidate, scorers):
+    """The grouped query of both sides' per-case verdicts, one scan over their scores.
+
+    Rows ``(case_id, scorer, b_ok, b_trace, c_ok, c_trace)`` for the (case, scorer)
+    pairs both sides scored and whose verdicts differ: ``ok`` is 1 when every fresh
+    score of that case and scorer passed, ``trace`` the newest run's pk.
+    """
+    scores = scores_fresh(Score.objects.filter(experiment__in=[base, candidate], case__isnull=False))
     if scorers:
         scores = scores.filter(scorer__in=scorers)
-    grouped = scores.values("case_id", "scorer").annotate(ok=Min(Cast("passed", IntegerField())), trace=Max("trace_id"))
-    return {(r["case_id"], r["scorer"]): (bool(r["ok"]), r["trace"]) for r in grouped}
+    passed = Cast("passed", IntegerField())
+    on_base, on_candidate = Q(experiment=base), Q(experiment=candidate)
+    grouped = (
+        scores.values("case_id", "scorer")
+        .annotate(
+            b_ok=Min(passed, filter=on_base),
+            b_trace=Max("trace_id", filter=on_base),
+            c_ok=Min(passed, filter=on_candidate),
+            c_trace=Max("trace_id", filter=on_candidate),
+        )
+        .filter(b_ok__isnull=False, c_ok__isnull=False)
+        .exclude(b_ok=F("c_ok"))
+        .values_list("case_id", "scorer", "b_ok", "b_trace", "c_trace")
+    )
+    return grouped.query.sql_with_params()
+
+
+def _flipped_rows(base, candidate, scorers):
+    """The flipped (case, scorer) pairs, the first ``FLIPS_SHOWN`` of each way, with each way's count.
+
+    One query: both sides grouped in one scan, numbered per direction in (case id,
+    scorer) order. Rows: ``(was_ok, case_id, scorer, base trace pk, candidate trace
+    pk, count of that direction)``.
+    """
+    sql, params = _case_verdicts(base, candidate, scorers)
+    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+    sql = f"""
+        WITH v AS ({sql}),
+        f AS (
+            SELECT v.*, ROW_NUMBER() OVER (PARTITION BY v.b_ok ORDER BY v.case_id, v.scorer{collate}) AS n,
+                   COUNT(*) OVER (PARTITION BY v.b_ok) AS total
+            FROM v
+        )
+        SELECT b_ok, case_id, scorer, b_trace, c_trace, total FROM f WHERE n <= %s ORDER BY b_ok DESC, n
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, FLIPS_SHOWN])
+        return cursor.fetchall()
 
 
 def _flips(base, candidate, scorers):
-    before = _case_verdicts(base, scorers)
-    after = _case_verdicts(candidate, scorers)
-    flips = {"pass_to_fail": [], "fail_to_pass": []}
-    for key in sorted(before.keys() & after.keys()):
-        (was, base_trace), (now, candidate_trace) = before[key], after[key]
-        if was != now:
-            flips["pass_to_fail" if was else "fail_to_pass"].append((key, base_trace, candidate_trace))
-    case_ids = {key[0] for items in flips.values() for key, _, _ in items[:FLIPS_SHOWN]}
-    trace_pks = {t for items in flips.values() for _, b, c in items[:FLIPS_SHOWN] for t in (b, c)}
-    names = dict(GoldenCase.objects.filter(pk__in=case_ids).values_list("pk", "name"))
-    trace_ids = dict(Trace.objects.filter(pk__in=trace_pks).values_list("pk", "trace_id"))
-    result = {}
-    for direction, items in flips.items():
-        result[direction] = [
+    rows = _flipped_rows(base, candidate, scorers)
+    names = dict(GoldenCase.objects.filter(pk__in={r[1] for r in rows}).values_list("pk", "name"))
+    trace_ids = dict(Trace.objects.filter(pk__in={t for r in rows for t in r[3:5]}).values_list("pk", "trace_id"))
+    result = {"pass_to_fail": [], "fail_to_pass": [], "pass_to_fail_count": 0, "fail_to_pass_count": 0}
+    for was_ok, case_id, scorer, base_trace, candidate_trace, total in rows:
+        direction = "pass_to_fail" if was_ok else "fail_to_pass"
+        result[direction].append(
             {
                 "case_id": case_id,
                 "case": names.get(case_id),
@@ -203,10 +238,9 @@ def _flips(base, candidate, scorers):
                 "base_trace_id": trace_ids.get(base_trace),
                 "candidate_trace_id": trace_ids.get(candidate_trace),
             }
-            for (case_id, scorer), base_trace, candidate_trace in items[:FLIPS_SHOWN]
-        ]
-        result[f"{direction}_count"] = len(items)
-    return result
+        )
+        result[f"{direction}_count"] = total
+    return {key: result[key] for key in ("pass_to_fail", "pass_to_fail_count", "fail_to_pass", "fail_to_pass_count")}
 
 
 def cases_paired(base, candidate):

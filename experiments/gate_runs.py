@@ -10,6 +10,7 @@ never counted, so a re-run adds runs and never breaks the gate.
 from dataclasses import dataclass, field
 
 from datasets.models import CaseStatus, GoldenCase, Trace
+from evalsite.bulk import json_loads, json_text
 
 RUN_FIELDS = ("id", "trace_id", "case_id", "trial", "latency_ms", "cost_cents")
 
@@ -22,11 +23,24 @@ class CaseTrialRuns:
 
 def active_cases(dataset):
     """The dataset's active cases in id order (the report's order), as dicts."""
-    return list(
+    rows = (
         GoldenCase.objects.filter(dataset=dataset, status=CaseStatus.ACTIVE)
         .order_by("id")
-        .values("id", "name", "version", "expected_output", "expectations", "quarantined", "quarantine_reason")
+        .annotate(expected_text=json_text("expected_output"), expectations_text=json_text("expectations"))
+        .values_list("id", "name", "version", "expected_text", "expectations_text", "quarantined", "quarantine_reason")
     )
+    return [
+        {
+            "id": pk,
+            "name": name,
+            "version": version,
+            "expected_output": json_loads(expected),
+            "expectations": json_loads(expectations),
+            "quarantined": quarantined,
+            "quarantine_reason": reason,
+        }
+        for pk, name, version, expected, expectations, quarantined, reason in rows
+    ]
 
 
 def trials_of_cases(experiment, case_ids):

@@ -85,6 +85,7 @@ class ScoringPlan:
         self.scorers = tuple(scorers)
         self.request_config = dict(request_config or {})
         self._resolved = {}
+        self._by_content = {}
         self._by_case = {}
 
     def resolve(self, scorer, run):
@@ -94,11 +95,27 @@ class ScoringPlan:
         key = (scorer.id, run.case_key if scorer.case_config is not None else None)
         resolved = self._resolved.get(key)
         if resolved is None:
-            config = resolve_config(scorer, self.request_config.get(scorer.id), run.view)
+            resolved = self._hashed(scorer, resolve_config(scorer, self.request_config.get(scorer.id), run.view))
+            self._resolved[key] = resolved
+        return resolved
+
+    def _hashed(self, scorer, config):
+        """``Resolved`` for ``config``, hashed once per distinct config of ``scorer``.
+
+        Cases that differ often configure a scorer the same way (the same required
+        substring, no schema: the request's config), and hashing is the costly part.
+        """
+        try:
+            content = (scorer.id, orjson.dumps(config, option=orjson.OPT_SORT_KEYS))
+        except TypeError:  # not plain JSON: hashed as it is, not shared
+            content = None
+        resolved = self._by_content.get(content) if content is not None else None
+        if resolved is None:
             resolved = Resolved(
                 config, config_hash(config), orjson.dumps(config if config is not None else {}).decode()
             )
-            self._resolved[key] = resolved
+            if content is not None:
+                self._by_content[content] = resolved
         return resolved
 
     def for_run(self, run):

@@ -15,7 +15,7 @@ from django.db import connection
 
 from checks.scorers import RunView, SpanView
 from datasets.models import Experiment, GoldenCase, Span, Trace
-from evalsite.bulk import rows_select_by_ids
+from evalsite.bulk import json_loads, json_text, rows_select_by_ids
 
 
 @dataclass(slots=True)
@@ -37,8 +37,13 @@ class LoadedRun:
         return self.view.trace_id
 
 
-def runs_load(trace_pks):
-    """The runs with these primary keys, in the order given; runs deleted meanwhile are left out."""
+def runs_load(trace_pks, *, spans=True):
+    """The runs with these primary keys, in the order given; runs deleted meanwhile are left out.
+
+    With ``spans=False`` the runs come without their spans (``view.spans`` is empty):
+    enough to resolve scorers' config and find the scores already stored, at a
+    fraction of the cost (spans are most of what a run holds).
+    """
     if not trace_pks:
         return []
     q = connection.ops.quote_name
@@ -50,7 +55,7 @@ def runs_load(trace_pks):
             trace_pks,
         )
     }
-    spans = _spans(list(traces))
+    spans = _spans(list(traces)) if spans else {}
     cases = _cases(row[9] for row in traces.values() if row[9] is not None)
     return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk][9])) for pk in trace_pks if pk in traces]
 
@@ -82,6 +87,21 @@ def _spans(trace_pks):
             )
         )
     return spans
+
+
+def tool_names(trace_pks):
+    """``{trace pk: [tool names]}`` in execution order, reading only the tool spans' names."""
+    q = connection.ops.quote_name
+    rows = rows_select_by_ids(
+        f"SELECT trace_id, name, position, started_at FROM {q(Span._meta.db_table)} "
+        f"WHERE kind = 'tool' AND trace_id {{ids}}",
+        list(trace_pks),
+    )
+    rows.sort(key=lambda r: (r[0], r[3] is None, r[3] or 0, r[2]))
+    names = {}
+    for row in rows:
+        names.setdefault(row[0], []).append(row[1])
+    return names
 
 
 def _loaded(row, spans, case):
@@ -123,9 +143,14 @@ def _cases(case_pks):
     wanted = set(case_pks)
     if not wanted:
         return {}
-    rows = GoldenCase.objects.filter(pk__in=wanted).values_list("pk", "expected_output", "expectations")
+    rows = (
+        GoldenCase.objects.filter(pk__in=wanted)
+        .annotate(expected_text=json_text("expected_output"), expectations_text=json_text("expectations"))
+        .values_list("pk", "expected_text", "expectations_text")
+    )
     cases = {}
-    for pk, expected, expectations in rows:
+    for pk, expected_text, expectations_text in rows:
+        expected, expectations = json_loads(expected_text), json_loads(expectations_text)
         expectations = expectations if isinstance(expectations, dict) else {}
         cases[pk] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
     return cases

@@ -21,7 +21,7 @@ from scoring.engine import ScoringPlan, outcomes_compute
 from scoring.freshness import scores_fresh
 from scoring.judge.criteria import outcomes_judge
 from scoring.labels import label_config_name
-from scoring.loading import runs_load
+from scoring.loading import runs_load, tool_names
 from scoring.models import Score, ScoreSource
 from scoring.writer import outcomes_write
 
@@ -33,7 +33,9 @@ def outcomes_ensure(*, project, scorers_by_run):
     gate: each run of a case gets its case's gating checks). An outcome is
     ``{"status": passed|failed|abstained, "reason", "detail"}``.
     """
-    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run))}
+    # Runs without their spans: enough to find the stored scores. Only the runs with a
+    # score missing are loaded whole, to be scored.
+    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run), spans=False)}
     available = catalog_for(project).scorers
     outcomes, groups = _label_outcomes(scorers_by_run), {}
     for trace_pk, scorer_ids in scorers_by_run.items():
@@ -52,11 +54,14 @@ def outcomes_ensure(*, project, scorers_by_run):
         computed.append(outcome)
         _write(project, [outcome], outcomes)
 
+    loaded = {}
     for scorer_ids, group in groups.items():
         plan = ScoringPlan([available[s] for s in scorer_ids], {})
-        stored = _stored(plan.keys(group))
+        keys = plan.keys(group)
+        stored = _stored(keys)
         for (trace_pk, scorer_id, _, _), outcome in stored.items():
             outcomes[(trace_pk, scorer_id)] = outcome
+        group = _whole(group, {key[0] for key in keys if key not in stored}, loaded)
         fresh, _ = outcomes_compute(plan, group, decided=dict.fromkeys(stored, True))
         _write(project, fresh, outcomes)
         computed.extend(fresh)
@@ -65,8 +70,16 @@ def outcomes_ensure(*, project, scorers_by_run):
     missing = [o.key for o in computed if (o.run.pk, o.scorer_id) not in outcomes]
     for (trace_pk, scorer_id, _, _), outcome in _stored(missing).items():
         outcomes[(trace_pk, scorer_id)] = outcome
-    tools = {pk: run.view.tool_names() for pk, run in runs.items()}
-    return outcomes, tools
+    tools = tool_names(pk for pk in runs if pk not in loaded)
+    tools.update((pk, run.view.tool_names()) for pk, run in loaded.items())
+    return outcomes, {pk: tools.get(pk, []) for pk in runs}
+
+
+def _whole(group, unscored, loaded):
+    """The runs of ``group`` in ``unscored`` (pks) loaded with their spans, kept in ``loaded`` too."""
+    whole = runs_load([run.pk for run in group if run.pk in unscored])
+    loaded.update((run.pk, run) for run in whole)
+    return whole
 
 
 def _label_outcomes(scorers_by_run):

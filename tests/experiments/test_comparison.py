@@ -95,6 +95,23 @@ def test_it_lists_the_cases_that_flipped_each_way(actors, two):
     assert (flipped["pass_to_fail_count"], flipped["fail_to_pass_count"]) == (1, 1)
 
 
+def test_flips_past_the_shown_ones_are_counted_and_shown_in_case_then_scorer_order(actors, two, monkeypatch):
+    monkeypatch.setattr("experiments.comparison.FLIPS_SHOWN", 2)
+    base, candidate = two
+    dataset = Dataset.objects.create(project=actors.acme, name="reservo")
+    cases = [GoldenCase.objects.create(dataset=dataset, name=f"case_{i}") for i in range(3)]
+    for scorer in ("tool_choice", "answered", "Z_check"):
+        _scores(actors, base, scorer, 3, 0, cases=cases)
+        _scores(actors, candidate, scorer, 0, 3, cases=cases)
+    flipped = experiments_compare(base=base, candidate=candidate)["flipped"]
+    assert [(f["case"], f["scorer"]) for f in flipped["pass_to_fail"]] == [
+        ("case_0", "Z_check"),
+        ("case_0", "answered"),
+    ]
+    assert (flipped["pass_to_fail_count"], flipped["fail_to_pass_count"]) == (9, 0)
+    assert flipped["fail_to_pass"] == []
+
+
 def test_the_compare_endpoint_answers_and_isolates(actors, two):
     base, candidate = two
     _scores(actors, base, "answered", 1, 0)

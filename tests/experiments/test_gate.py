@@ -91,6 +91,21 @@ def test_a_clean_experiment_passes_with_every_seed_field(actors, dataset):
     assert other["schema_checked"] is False and other["output_checked"] is False
 
 
+def test_a_gate_asked_again_reads_stored_scores_without_loading_the_runs_spans(actors, dataset):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _upload(actors, "v1", {"quote_focus_pro_3h": CLEAN, "quote_focus_basic_3h": CLEAN})
+    first = _gate(actors, experiment="v1").json()
+    with CaptureQueriesContext(connection) as queries:
+        again = _gate(actors, experiment="v1").json()
+    assert not [q["sql"] for q in queries if "span_id" in q["sql"]]  # only the tool spans' names were read
+    for key in ("verdict", "passed_cases", "total_cases"):
+        assert again[key] == first[key]
+    assert [c["checks"] for c in again["cases"]] == [c["checks"] for c in first["cases"]]
+    assert again["cases"][0]["actual_tools"] == ["quote_room"]
+
+
 def test_the_seeds_regression_fails_the_batch_naming_the_case_check_and_value(actors, dataset):
     _upload(
         actors,

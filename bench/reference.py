@@ -1,0 +1,278 @@
+"""Benchmark: evalsite on the reference workload, against the limit measured in the same run.
+
+The workload (``../shared/workloads``: N deterministic agent traces x 10 checks) is
+mapped onto golden cases, runs and the closest scorers (``bench/reference_data.py``).
+In one run, on a fresh PostgreSQL database, this measures:
+
+- the limit: ``limit_baseline.py`` (the plain check loop, then COPY of the score rows);
+- ingestion: the runs (tool calls as tool spans) written by ``traces_ingest``, 1,000
+  runs a request, in process;
+- the scoring pass: one Celery worker (solo pool) runs the ten checks (two passes:
+  ``json_valid`` with and without the schema), timed from the request to ``done``, and
+  the pass counts are checked against the workload's reference counts;
+- the scorer engine over the runs in memory, in µs per check, against the plain loop;
+- the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
+- compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included;
+- a cProfile top 10 of one pass run in this process.
+
+    .venv/bin/python bench/reference.py [--traces 10000] [--compare-runs 100000] [--write]
+
+``--write`` puts the report in BENCHMARKS.md (between the reference markers).
+PostgreSQL: ``BENCH_PG_URL`` (default postgresql://postgres@127.0.0.1:5432), database
+``BENCH_REFERENCE_DB`` (default evalsite_bench_reference, dropped and recreated);
+Redis: ``BENCH_REDIS_URL`` (default redis://127.0.0.1:6379/13).
+"""
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PG_SERVER = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432")
+PG_DB = os.environ.get("BENCH_REFERENCE_DB", "evalsite_bench_reference")
+VAR_DIR = Path(tempfile.mkdtemp(prefix="evalsite-bench-reference-"))
+os.environ.update(
+    DJANGO_SETTINGS_MODULE="evalsite.settings",
+    DATABASE_URL=f"{PG_SERVER}/{PG_DB}",
+    REDIS_URL=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"),
+    EVALSITE_VAR_DIR=str(VAR_DIR),
+    LOG_LEVEL="WARNING",
+    DEBUG="0",
+)
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench import reference_data as data  # noqa: E402
+from bench.reference_report import cpu_seconds, report_print, report_write, worker_start  # noqa: E402  # noqa: E402
+
+PG_DSN = f"host=127.0.0.1 port=5432 user=postgres dbname={PG_DB}"
+EXPERIMENT = "reference"
+
+
+def database_recreate():
+    import psycopg
+    from django.core.management import call_command
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {PG_DB}")
+    call_command("migrate", verbosity=0)
+
+
+def limit_measure(workloads, traces_path, reps):
+    out = subprocess.run(
+        [sys.executable, str(workloads / "limit_baseline.py"), str(traces_path), "--reps", str(reps), "--pg", PG_DSN],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    limit = json.loads(out)
+    checks = limit["n"] * limit["checks_per_case"]
+    limit["limit_checks_per_s"] = checks / (limit["check_s"] + limit["db"]["copy_s"])
+    limit["loop_us_per_check"] = limit["check_s"] / checks * 1e6
+    return limit
+
+
+def ingest_measure(project, traces):
+    from datasets.ingestion import traces_ingest
+
+    data.cases_create(project, EXPERIMENT, traces)
+    bodies = data.payloads(traces, EXPERIMENT, EXPERIMENT)
+    started = time.perf_counter()
+    for body in bodies:
+        traces_ingest(project=project, payload=body)
+    seconds = time.perf_counter() - started
+    return {"runs": len(traces), "seconds": seconds, "runs_per_s": len(traces) / seconds}
+
+
+def pass_run(project, scorers, config, queue):
+    """Start a pass over the reference experiment and wait for it; ``(pass, seconds)``."""
+    from scoring.models import PassStatus, ScoringPass
+    from scoring.passes import pass_start
+
+    started = time.perf_counter()
+    scoring_pass = pass_start(
+        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
+        queue=queue,
+    )  # fmt: skip
+    while ScoringPass.objects.filter(pk=scoring_pass.pk, status__in=[PassStatus.QUEUED, PassStatus.RUNNING]).exists():
+        time.sleep(0.02)
+    seconds = time.perf_counter() - started
+    scoring_pass.refresh_from_db()
+    if scoring_pass.status != PassStatus.DONE:
+        raise SystemExit(f"the pass failed: {scoring_pass.error}")
+    return scoring_pass, seconds
+
+
+def passes_measure(project, requests, runs):
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    with open(VAR_DIR / "worker.log", "w") as log:
+        worker = worker_start(queue, log)
+        try:
+            cpu = cpu_seconds(worker.pid)
+            timed = [pass_run(project, scorers, config, queue) for scorers, config in requests]
+            cpu = cpu_seconds(worker.pid) - cpu
+        finally:
+            worker.terminate()
+            worker.wait()
+    seconds = sum(s for _, s in timed)
+    checks = runs * 10
+    return {
+        "seconds": [round(s, 2) for _, s in timed],
+        "written": sum(p.written for p, _ in timed),
+        "abstained": sum(p.skipped for p, _ in timed),
+        "checks_per_s": checks / seconds,
+        "worker_cpu": cpu,
+    }
+
+
+def engine_measure(project, requests, reps):
+    """µs per check of the scorer engine over the reference runs already in memory."""
+    from datasets.models import Trace
+    from scoring.catalog import catalog_for
+    from scoring.engine import ScoringPlan, outcomes_compute
+    from scoring.loading import runs_load
+
+    pks = list(Trace.objects.filter(experiment__name=EXPERIMENT).values_list("pk", flat=True))
+    runs = [run for start in range(0, len(pks), 1000) for run in runs_load(pks[start : start + 1000])]
+    available = catalog_for(project).scorers
+    timings = []
+    for _ in range(reps):
+        count = 0
+        started = time.perf_counter()
+        for scorers, config in requests:
+            outcomes, _ = outcomes_compute(ScoringPlan([available[s] for s in scorers], config), runs)
+            count += len(outcomes)
+        timings.append(time.perf_counter() - started)
+    return {"checks": count, "us_per_check": statistics.median(timings) / count * 1e6}
+
+
+def gate_measure(project, traces, small, calls):
+    from bench.gate import gate_time
+    from datasets.ingestion import traces_ingest
+    from datasets.models import Dataset
+
+    dataset = Dataset.objects.get(project=project, name=EXPERIMENT)
+    first, gate_run = gate_time(project, dataset, EXPERIMENT)
+    again, _ = gate_time(project, dataset, EXPERIMENT)
+    answer = len(json.dumps(gate_run.result))
+    data.cases_create(project, "small", traces[:small])
+    for body in data.payloads(traces[:small], "small", "small", prefix="small-"):
+        traces_ingest(project=project, payload=body)
+    small_dataset = Dataset.objects.get(project=project, name="small")
+    gate_time(project, small_dataset, "small")  # scores the small experiment
+    timings = sorted(gate_time(project, small_dataset, "small")[0] for _ in range(calls))
+    return {
+        "cases": len(traces), "first_s": first, "again_s": again, "answer_bytes": answer,
+        "verdict": f"{gate_run.verdict} {gate_run.passed_cases}/{gate_run.total_cases}",
+        "small": small, "small_p95_s": timings[int(0.95 * (len(timings) - 1))],
+    }  # fmt: skip
+
+
+def compare_measure(project, runs, reps):
+    from django.db import connection
+
+    from experiments.comparison import experiments_compare
+
+    scorers = list(data.CHECK_SCORERS)  # ten score columns per run, named after the checks
+    base = data.compare_side(project, "compare-base", runs, scorers, 0.9)
+    candidate = data.compare_side(project, "compare-candidate", runs, scorers, 0.85)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    timings = []
+    for _ in range(reps):
+        started = time.perf_counter()
+        flipped = experiments_compare(base=base, candidate=candidate)["flipped"]
+        timings.append(time.perf_counter() - started)
+    flips = flipped["pass_to_fail_count"] + flipped["fail_to_pass_count"]
+    return {"runs": runs, "scores": runs * len(scorers) * 2, "median_s": statistics.median(timings), "flips": flips}
+
+
+def profile_pass(project, scorers, config):
+    """cProfile top 10 (own time) of one pass run in this process, chunk by chunk."""
+    from django.db import connection
+
+    from scoring.models import ScoringChunk
+    from scoring.passes import chunk_score, pass_plan, pass_start
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE scoring_score, scoring_abstention")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    scoring_pass = pass_start(
+        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
+        queue=f"bench-profile-{uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    pass_plan(pass_id=scoring_pass.pk)
+    for chunk_id in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("pk", flat=True):
+        chunk_score(chunk_id=chunk_id, token="profile")
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+    lines = out.getvalue().splitlines()
+    start = next(i for i, line in enumerate(lines) if "ncalls" in line)
+    return "\n".join(line.replace(str(ROOT) + "/", "") for line in lines[start - 4 : start + 11] if line.strip())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=10_000)
+    parser.add_argument("--compare-runs", type=int, default=100_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--workloads", type=Path, default=ROOT.parent / "shared" / "workloads")
+    parser.add_argument("--write", action="store_true", help="write the report into BENCHMARKS.md")
+    args = parser.parse_args()
+    gen_traces = data.workload(args.workloads)
+    report = {"load_before": os.getloadavg(), "command": " ".join(sys.argv[1:])}
+    traces_path = VAR_DIR / "traces.jsonl"
+    subprocess.run(
+        [sys.executable, str(args.workloads / "gen_traces.py"), str(args.traces), str(traces_path)], check=True
+    )
+    traces = data.traces_read(traces_path)
+    database_recreate()
+    report["machine"] = machine()
+    from evalsite.projects import project_create
+
+    project = project_create(slug="bench", name="bench")
+    report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
+    report["ingest"] = ingest_measure(project, traces)
+    requests = data.passes(gen_traces)
+    report["pass"] = passes_measure(project, requests, len(traces))
+    from datasets.models import Experiment
+
+    report["counts"] = data.pass_counts(Experiment.objects.get(project=project, name=EXPERIMENT), gen_traces)
+    report["engine"] = engine_measure(project, requests, args.reps)
+    report["gate"] = gate_measure(project, traces, 50, 20)
+    report["profile"] = profile_pass(project, *requests[0])
+    report["compare"] = compare_measure(project, args.compare_runs, args.reps)
+    report["load_after"] = os.getloadavg()
+    report_print(report)
+    if args.write:
+        report_write(report, ROOT / "BENCHMARKS.md")
+
+
+def machine():
+    from django.db import connection
+
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"PostgreSQL {connection.pg_version // 10000}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""The reference benchmark's worker, and its report as printed and as kept in BENCHMARKS.md."""
+
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.reference_data import REFERENCE_COUNTS
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
+
+
+def worker_start(queue, log):
+    """One Celery worker (solo pool) on ``queue``, once it answers a heartbeat."""
+    from evalsite.models import Heartbeat
+    from evalsite.tasks import heartbeat
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool", "solo", "--queues", queue,
+         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "--hostname", f"{queue}@%h"],
+        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    heartbeat.apply_async(queue=queue)
+    deadline = time.monotonic() + 120
+    while not Heartbeat.objects.filter(hostname__startswith=queue).exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the worker did not start; see {log.name}")
+        time.sleep(0.1)
+    return process
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _figures(r):
+    limit, p, engine, gate, compare = r["limit"], r["pass"], r["engine"], r["gate"], r["compare"]
+    share = p["checks_per_s"] / limit["limit_checks_per_s"]
+    loop = limit["loop_us_per_check"]
+    return [
+        ("scoring pass, 10 checks, one worker (end to end)",
+         f"{p['checks_per_s']:,.0f} checks/s ({' + '.join(f'{s} s' for s in p['seconds'])}; worker CPU {p['worker_cpu']:.1f} s)",
+         f"check + COPY limit {limit['limit_checks_per_s']:,.0f} checks/s", f"**{share:.1%}** (goal ≥ 25%)"),
+        ("scorer engine over runs in memory", f"{engine['us_per_check']:.2f} µs/check",
+         f"plain loop {loop:.2f} µs/check", f"**{engine['us_per_check'] / loop:.1f}x** (goal ≤ 5 µs)"),
+        ("ingestion, 1,000 runs a request, in process", f"{r['ingest']['runs_per_s']:,.0f} runs/s", "", ""),
+        (f"gate, {gate['cases']:,} cases, scores present", f"{gate['first_s']:.2f} s, again {gate['again_s']:.2f} s",
+         f"answer stored {gate['answer_bytes'] / 1e6:.1f} MB", f"**{gate['again_s'] / 2:.1f}x** the 2 s goal"),
+        (f"gate, {gate['small']} cases, p95 of 20", f"{gate['small_p95_s'] * 1000:.0f} ms", "",
+         f"**{gate['small_p95_s'] / 0.1:.1f}x** the 100 ms goal"),
+        (f"compare, 2 x {compare['runs']:,} runs ({compare['scores']:,} scores)", f"{compare['median_s']:.3f} s median ({compare['flips']:,} flipped)",
+         "", f"**{compare['median_s'] / 0.3:.1f}x** the 300 ms goal"),
+    ]  # fmt: skip
+
+
+def report_markdown(r):
+    lines = [
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {r['machine']}; load average "
+        f"{r['load_before'][0]:.2f} before, {r['load_after'][0]:.2f} after.",
+        "",
+        "```",
+        f".venv/bin/python bench/reference.py {r['command']}".rstrip(),
+        "```",
+        "",
+        "| figure | evalsite | limit (same run) | ratio |",
+        "|---|---|---|---|",
+        *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _figures(r)),
+        "",
+        "| check | plain loop passes (same traces) | evalsite | agrees |",
+        "|---|---:|---:|---|",
+        *(
+            f"| {check} | {expected:,} | {r['counts'][check]:,} | {'yes' if r['counts'][check] == expected else 'NO'} |"
+            for check, expected in r["limit"]["pass_counts"].items()
+        ),
+        *(_reference_line(r) if r["limit"]["n"] == 10_000 else ()),
+        "",
+        "cProfile of the first pass (nine checks) run in the benchmark's process, own time:",
+        "",
+        "```",
+        r["profile"],
+        "```",
+    ]
+    return "\n".join(lines)
+
+
+def _reference_line(r):
+    same = r["limit"]["pass_counts"] == REFERENCE_COUNTS
+    return [
+        "",
+        f"The plain loop's counts {'equal' if same else 'DIFFER from'} the workload README's for 10,000 traces.",
+    ]
+
+
+def report_print(report):
+    print(report_markdown(report))
+
+
+def report_write(report, path):
+    """Replace the text between the reference markers of ``path`` (appended when absent)."""
+    text = path.read_text()
+    block = f"{BEGIN}\n{report_markdown(report)}\n{END}"
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)

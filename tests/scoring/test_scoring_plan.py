@@ -1,0 +1,43 @@
+"""ScoringPlan: config resolved per case, hashed once per distinct config, the same hash as ever."""
+
+import orjson
+
+from checks.scorers import config_hash, resolve_config, run_from_payload, scorer_get
+from scoring.engine import ScoringPlan, outcomes_compute
+from scoring.loading import LoadedRun
+
+
+def _run(pk, expected, expectations):
+    view = run_from_payload(
+        {"trace_id": f"t{pk}", "output": "the invoice is paid", "spans": [{"kind": "tool", "name": "search"}]},
+        expected_output=expected,
+        expectations=expectations,
+    )
+    key = orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS)
+    return LoadedRun(pk=pk, view=view, experiment_id=None, case_id=pk, revision=1, case_key=key)
+
+
+def test_each_run_gets_its_cases_config_and_the_hash_config_hash_gives():
+    runs = [
+        _run(1, "a", {"contains": "invoice", "expected_tools": ["search"]}),
+        _run(2, "b", {"contains": "invoice", "expected_tools": ["search", "fetch"]}),
+        _run(3, None, {"contains": "refund"}),
+    ]
+    scorers = [scorer_get(s) for s in ("contains", "exact_match", "tool_choice", "json_valid")]
+    plan = ScoringPlan(scorers, {"exact_match": {"expected": "z"}})
+    for run in runs:
+        for scorer, resolved in plan.for_run(run):
+            expected = resolve_config(scorer, plan.request_config.get(scorer.id), run.view)
+            assert resolved.config == expected
+            assert resolved.config_hash == config_hash(expected)
+            assert orjson.loads(resolved.config_json) == (expected if expected is not None else {})
+
+
+def test_cases_that_configure_a_scorer_alike_share_one_hashing():
+    runs = [_run(pk, f"answer {pk}", {"contains": "invoice"}) for pk in range(5)]
+    plan = ScoringPlan([scorer_get("contains"), scorer_get("json_valid")], {})
+    for scorer_id in ("contains", "json_valid"):
+        shared = {id(resolved) for run in runs for s, resolved in plan.for_run(run) if s.id == scorer_id}
+        assert len(shared) == 1
+    outcomes, _ = outcomes_compute(plan, runs)
+    assert [o.result.passed for o in outcomes if o.scorer_id == "contains"] == [True] * 5
