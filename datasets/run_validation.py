@@ -42,6 +42,10 @@ class SpanIn:
     attributes: dict
 
 
+# What ties runs of one chat, end user or thread together (the runs list filters on them).
+RUN_LINKS = ("session_id", "user_id", "conversation_id")
+
+
 @dataclass(slots=True)
 class RunIn:
     index: int
@@ -131,26 +135,7 @@ def _run_normalise(item, index, where):
     if started_at and ended_at and ended_at < started_at:
         errors.append({"field": _join(where, "ended_at"), "message": "is before started_at"})
 
-    spans = []
-    seen = set()
-    raw_spans = item.get("spans") or ()
-    for position, raw in enumerate(raw_spans):
-        span = _span_normalise(raw, position, where, errors)
-        if span.span_id in seen:
-            field = _join(where, f"spans[{position}].span_id")
-            errors.append({"field": field, "message": f"repeats span_id {span.span_id!r}"})
-        seen.add(span.span_id)
-        spans.append(span)
-    for position, span in enumerate(spans):
-        if span.parent_span_id == span.span_id:
-            errors.append({"field": _join(where, f"spans[{position}].parent_id"), "message": "names the span itself"})
-        elif span.parent_span_id is not None and span.parent_span_id not in seen:
-            errors.append(
-                {
-                    "field": _join(where, f"spans[{position}].parent_id"),
-                    "message": f"names span {span.parent_span_id!r}, which is not in this run",
-                }
-            )
+    spans = _spans_normalise(item.get("spans") or (), where, errors)
     if errors:
         return None, errors
 
@@ -170,9 +155,7 @@ def _run_normalise(item, index, where):
         dataset=item.get("dataset"),
         case=item.get("case"),
         trial=int(item["trial"]) if item.get("trial") is not None else None,
-        session_id=item.get("session_id"),
-        user_id=item.get("user_id"),
-        conversation_id=item.get("conversation_id"),
+        **{key: item.get(key) for key in RUN_LINKS},
         input=item.get("input"),
         output=item.get("output"),
         status=item.get("status", "ok"),
@@ -187,6 +170,30 @@ def _run_normalise(item, index, where):
         content_hash=content_hash(item),
     )
     return run, []
+
+
+def _spans_normalise(raw_spans, where, errors):
+    """The run's spans, with repeated ids and parents outside the run added to ``errors``."""
+    spans = []
+    seen = set()
+    for position, raw in enumerate(raw_spans):
+        span = _span_normalise(raw, position, where, errors)
+        if span.span_id in seen:
+            field = _join(where, f"spans[{position}].span_id")
+            errors.append({"field": field, "message": f"repeats span_id {span.span_id!r}"})
+        seen.add(span.span_id)
+        spans.append(span)
+    for position, span in enumerate(spans):
+        if span.parent_span_id == span.span_id:
+            errors.append({"field": _join(where, f"spans[{position}].parent_id"), "message": "names the span itself"})
+        elif span.parent_span_id is not None and span.parent_span_id not in seen:
+            errors.append(
+                {
+                    "field": _join(where, f"spans[{position}].parent_id"),
+                    "message": f"names span {span.parent_span_id!r}, which is not in this run",
+                }
+            )
+    return spans
 
 
 def _span_normalise(raw, position, run_where, errors):
