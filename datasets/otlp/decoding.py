@@ -27,7 +27,6 @@ import math
 import zlib
 from dataclasses import dataclass
 
-import orjson
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -35,6 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from datasets.otlp.errors import UnsupportedMediaType
 from datasets.otlp.records import OtlpEvent, OtlpSpan
 from evalsite.errors import Invalid, PayloadTooLarge
+from evalsite.json_input import DEPTH_MESSAGE, JSON_MAX_DEPTH, json_read
 
 PROTOBUF = "protobuf"
 JSON = "json"
@@ -118,10 +118,7 @@ def _protobuf_parse(body):
 
 
 def _json_parse(body):
-    try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise Invalid(f"The body is not valid JSON: {exc}.") from None
+    payload = json_read(body, nul=False)  # NUL characters are replaced below
     if not isinstance(payload, dict):
         raise Invalid("The body must be a JSON object (an ExportTraceServiceRequest).")
     problems = _json_ids_normalise(payload)
@@ -254,12 +251,20 @@ def _spans(message, kind):
                 )
 
 
-def attributes_decode(key_values):
-    """OTLP ``KeyValue`` list as a dict (a repeated key keeps its last value)."""
-    return {_text(kv.key): any_value_decode(kv.value) for kv in key_values}
+def attributes_decode(key_values, depth=0):
+    """OTLP ``KeyValue`` list as a dict (a repeated key keeps its last value).
+
+    Raises ``Invalid`` when values nest deeper than ``JSON_MAX_DEPTH`` levels: what is
+    stored must stay within the limit every JSON entry point keeps.
+    """
+    if depth >= JSON_MAX_DEPTH:
+        raise Invalid(
+            f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
+        )
+    return {_text(kv.key): any_value_decode(kv.value, depth + 1) for kv in key_values}
 
 
-def any_value_decode(value):
+def any_value_decode(value, depth=0):
     """An OTLP ``AnyValue`` as a JSON-safe Python value (``None`` when empty)."""
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -274,9 +279,13 @@ def any_value_decode(value):
             return number
         return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
     if which == "array_value":
-        return [any_value_decode(v) for v in value.array_value.values]
+        if depth >= JSON_MAX_DEPTH:
+            raise Invalid(
+                f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
+            )
+        return [any_value_decode(v, depth + 1) for v in value.array_value.values]
     if which == "kvlist_value":
-        return attributes_decode(value.kvlist_value.values)
+        return attributes_decode(value.kvlist_value.values, depth)
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     return None

@@ -1,18 +1,20 @@
-"""DRF plumbing shared by every API: a fast JSON parser and renderer, and pagination."""
+"""DRF plumbing shared by every API: the JSON parser and renderer, and pagination."""
 
+import json
 from decimal import Decimal
 
 import orjson
 from django.conf import settings
 from rest_framework import parsers, renderers
-from rest_framework.exceptions import NotFound, ParseError
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
-from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge
+from evalsite.errors import Invalid, PayloadTooLarge
+from evalsite.json_input import json_read, json_safe
 
 
 class FastJSONParser(parsers.BaseParser):
-    """JSON via orjson (several times faster than ``json`` on large batches).
+    """JSON bodies by the rules of ``evalsite.json_input`` (range, depth, duplicate keys, NUL).
 
     The body is read up to ``EVALSITE_MAX_BODY_BYTES``: DRF reads the raw stream, which
     Django's own upload limit does not guard when no Content-Length is sent.
@@ -29,33 +31,7 @@ class FastJSONParser(parsers.BaseParser):
             raise PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
         if not body:
             return None
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise ParseError(f"The body is not valid JSON: {exc}") from None
-        # PostgreSQL cannot hold NUL in text: refuse it here, naming where it is, rather
-        # than let a write fail halfway. JSON can only spell it escaped.
-        if b"\\u0000" in body and (where := nul_path(data)) is not None:
-            raise Invalid(f"{where} {NUL_MESSAGE}.", errors=[{"field": where, "message": NUL_MESSAGE}])
-        return data
-
-
-def nul_path(value, path=""):
-    """The path (``traces[0].input``) of the first string or key holding a NUL character, or None."""
-    if isinstance(value, str):
-        return (path or "body") if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if "\x00" in key:
-                return where.replace("\x00", "\\u0000")
-            if (found := nul_path(item, where)) is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if (found := nul_path(item, f"{path}[{index}]")) is not None:
-                return found
-    return None
+        return json_read(body)
 
 
 def _default(value):
@@ -72,7 +48,12 @@ class FastJSONRenderer(renderers.BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        return orjson.dumps(data, default=_default)
+        try:
+            return orjson.dumps(data, default=_default)
+        except orjson.JSONEncodeError:
+            # A value stored before the input rules (an integer beyond 64 bits, nesting
+            # past orjson's 254 levels) still shows.
+            return json.dumps(json_safe(data), default=_default, ensure_ascii=False).encode()
 
 
 class NewestFirstCursorPagination(CursorPagination):
