@@ -58,6 +58,37 @@ def _pairs(pairs):
     return value
 
 
+class _Duplicated(dict):
+    """An object that held a key twice (only built to say where)."""
+
+
+def _pairs_marking(pairs):
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Duplicated({key: None})
+        seen.add(key)
+    return value
+
+
+def _duplicate_path(body, where):
+    """``(path, key)`` of a repeated key (``metadata.commit``): a second parse, on refusal only."""
+    stack = [(json.loads(body, object_pairs_hook=_pairs_marking), None)]
+    while stack:
+        value, trail = stack.pop()
+        if isinstance(value, _Duplicated):
+            key = next(iter(value))
+            return _path((trail, key), where), key
+        if isinstance(value, dict):
+            stack.extend((item, (trail, key)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (trail, index)) for index, item in enumerate(value))
+    return where, ""
+
+
 def _constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
@@ -72,10 +103,9 @@ def json_parse(body, *, where="body", nul=True):
         body = body.encode("utf-8", "surrogatepass")
     try:
         value = json.loads(body, object_pairs_hook=_pairs, parse_constant=_constant)
-    except _DuplicateKey as exc:
-        _refuse(
-            where, f"holds the key {_path((None, exc.key), where)!r} more than once in one object; send each key once"
-        )
+    except _DuplicateKey:
+        path, key = _duplicate_path(body, where)
+        _refuse(path, f"holds the key {key!r} twice; send each key once")
     except RecursionError:
         _refuse(where, DEPTH_MESSAGE)
     except json.JSONDecodeError as exc:

@@ -1,7 +1,10 @@
 """Requests refused before any view runs: bodies over the size limit (413), and NUL
-characters in the query string (400)."""
+characters in the query string (400); chunked bodies made readable."""
+
+from io import BytesIO
 
 from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 
 from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_response
 
@@ -9,9 +12,10 @@ from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_
 class BodySizeLimitMiddleware:
     """Refuse bodies over ``EVALSITE_MAX_BODY_BYTES`` with a 413 problem.
 
-    A declared ``Content-Length`` is checked here. A body sent without one (chunked)
-    is bounded by Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` when read, and the
-    ``RequestDataTooBig`` that raises becomes the same 413 in the exception handler.
+    A declared ``Content-Length`` is checked here. A body sent without one
+    (``Transfer-Encoding: chunked``, which the server has already de-chunked) is read
+    here up to one byte past the limit: Django reads a body only as far as its
+    ``Content-Length``, so without this it would look empty.
     """
 
     def __init__(self, get_response):
@@ -23,8 +27,13 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request):
         limit = settings.EVALSITE_MAX_BODY_BYTES
+        over = chunked_body_take(request, limit)
         if request.path in self.SELF_LIMITED_PATHS:
             return self.get_response(request)
+        if over:
+            return domain_error_response(
+                PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
+            )
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -34,6 +43,25 @@ class BodySizeLimitMiddleware:
                 PayloadTooLarge(f"The body is {length} bytes; the limit is {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
             )
         return self.get_response(request)
+
+
+CHUNKED_META = "evalsite.chunked"
+
+
+def chunked_body_take(request, limit):
+    """Read a chunked body (no ``Content-Length``) into the request, up to ``limit`` + 1 bytes.
+
+    The request then reads like one that declared its length. Returns True when the
+    body is over ``limit`` (its length then reads as ``limit`` + 1).
+    """
+    meta = request.META
+    if meta.get("CONTENT_LENGTH") or "chunked" not in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return False
+    body = meta["wsgi.input"].read(limit + 1)
+    meta["CONTENT_LENGTH"] = str(len(body))
+    meta[CHUNKED_META] = True
+    request._stream = LimitedStream(BytesIO(body), len(body))
+    return len(body) > limit
 
 
 class NulCharacterMiddleware:
