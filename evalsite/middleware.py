@@ -1,9 +1,10 @@
 """Requests refused before any view runs: bodies over the size limit (413), and NUL
-characters in the query string (400); chunked bodies made readable."""
+characters in the path or the query string (400); chunked bodies made readable."""
 
 from io import BytesIO
 
 from django.conf import settings
+from django.core.exceptions import BadRequest
 from django.core.handlers.wsgi import LimitedStream
 
 from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_response
@@ -65,17 +66,23 @@ def chunked_body_take(request, limit):
 
 
 class NulCharacterMiddleware:
-    """Refuse a NUL character in a query parameter with a 400 naming it.
+    """Refuse a NUL character in the path or a query parameter with a 400 naming it.
 
-    PostgreSQL cannot hold NUL in text, so a filter with one would fail in the database.
-    JSON bodies are checked by ``web.api.rest.FastJSONParser``; a name in the path with
-    one names nothing that exists, and the views answer 404.
+    PostgreSQL cannot hold NUL in text, so a lookup or a filter with one would fail in
+    the database. JSON bodies are checked by ``web.api.rest.FastJSONParser``.
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        if "\x00" in request.path:
+            # Django passes a %00 in the URL through to the view: no name can hold it.
+            if not request.path.startswith("/v1/"):
+                raise BadRequest(f"The path {NUL_MESSAGE}.")  # the pages' own 400 page
+            return domain_error_response(
+                Invalid(f"The path {NUL_MESSAGE}.", errors=[{"field": "path", "message": NUL_MESSAGE}])
+            )
         for name, values in request.GET.lists():
             if "\x00" in name or any("\x00" in value for value in values):
                 field = name.replace("\x00", "\\u0000")

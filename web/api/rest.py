@@ -1,14 +1,18 @@
 """DRF plumbing shared by every API: the JSON parser and renderer, and pagination."""
 
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import parsers, renderers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
+from checks.json_rules import INT64_MAX, INT64_MIN
 from evalsite.errors import Invalid, PayloadTooLarge
 from evalsite.json_input import json_read, json_safe
 
@@ -56,22 +60,69 @@ class FastJSONRenderer(renderers.BaseRenderer):
             return json.dumps(json_safe(data), default=_default, ensure_ascii=False).encode()
 
 
-class NewestFirstCursorPagination(CursorPagination):
+class CheckedCursorPagination(CursorPagination):
+    """Cursor pages whose cursor is checked before it reaches the database.
+
+    A cursor is base64 text the client can change: one that is not base64, or whose
+    position is not a value of the ordering column (a date that is no date, text where
+    a boolean goes, a NUL, an integer beyond 64 bits), is ``Invalid`` (400) naming
+    ``cursor``, never a database error.
+    """
+
+    def paginate_queryset(self, queryset, request, view=None):
+        ordering = self.get_ordering(request, queryset, view)
+        self._position_field = _ordering_field(queryset.model, ordering[0] if ordering else None)
+        return super().paginate_queryset(queryset, request, view)
+
+    def decode_cursor(self, request):
+        # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise _bad_cursor() from None
+        if cursor is not None and cursor.position is not None:
+            _position_check(getattr(self, "_position_field", None), cursor.position)
+        return cursor
+
+
+def _bad_cursor():
+    return Invalid(
+        "The cursor is not one this list gave.",
+        errors=[{"field": "cursor", "message": "is not a cursor of this list: take it from next or previous"}],
+    )
+
+
+def _ordering_field(model, name):
+    try:
+        return model._meta.get_field(name.lstrip("-")) if name else None
+    except FieldDoesNotExist:
+        return None
+
+
+def _position_check(field, position):
+    if "\x00" in position:
+        raise _bad_cursor()
+    if field is None:
+        return
+    try:
+        value = field.to_python(position)
+    except (DjangoValidationError, ValueError, TypeError, OverflowError):
+        raise _bad_cursor() from None
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+        raise _bad_cursor()
+    if isinstance(value, datetime):
+        try:
+            value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC).astimezone(UTC)
+        except OverflowError:
+            raise _bad_cursor() from None
+
+
+class NewestFirstCursorPagination(CheckedCursorPagination):
     """Stable pages over lists that grow while being read (newest first)."""
 
     ordering = "-created_at"
     page_size_query_param = "page_size"
     max_page_size = 500
-
-    def decode_cursor(self, request):
-        # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
-        try:
-            return super().decode_cursor(request)
-        except NotFound:
-            raise Invalid(
-                "The cursor is not one this list gave.",
-                errors=[{"field": "cursor", "message": "is not a cursor of this list: take it from next or previous"}],
-            ) from None
 
 
 def validated(serializer_class, data):
