@@ -354,8 +354,9 @@ def dataset_fields_clean(data):
             errors.append({"field": "name", "message": DATASET_NAME_RULES})
         elif len(name) > DATASET_NAME_MAX:
             errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
+    given = data.get("description")
     description, problems = _text(
-        data.get("description") or "", "description", maximum=DESCRIPTION_MAX, required=False, single_line=False
+        "" if given is None else given, "description", maximum=DESCRIPTION_MAX, required=False, single_line=False
     )
     errors.extend(problems)
     if errors:

@@ -134,6 +134,9 @@ def _config_fields_clean(data, *, creating, current=None):
 
 
 def _kind_problems(kind, data):
+    wrong = [f for f in ("minimum", "maximum", "pass_threshold") if data.get(f) is not None and not _is_number(data[f])]
+    if wrong:
+        return [{"field": field, "message": "must be a number or null"} for field in wrong]
     if kind == LabelKind.CATEGORICAL:
         options, passing = data.get("options"), data.get("passing", [])
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):

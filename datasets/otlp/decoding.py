@@ -171,6 +171,16 @@ def _items(container, *names):
     return []
 
 
+def _objects(container, *names, where):
+    """``_items``, each of which must be a JSON object (the protobuf parser would skip it)."""
+    items = _items(container, *names)
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            field = f"{where}{names[0]}[{index}]"
+            raise Invalid(f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}])
+    return items
+
+
 _SPAN_IDS = (
     ("traceId", "trace_id", _TRACE_ID_BYTES),
     ("spanId", "span_id", _SPAN_ID_BYTES),
@@ -186,11 +196,10 @@ def _json_ids_normalise(payload):
     nor base64 of the right length; their ids are blanked so the rest still parses.
     """
     problems = {}
-    for r, resource_spans in enumerate(_items(payload, "resourceSpans", "resource_spans")):
-        for s, scope_spans in enumerate(_items(resource_spans, "scopeSpans", "scope_spans")):
-            for i, span in enumerate(_items(scope_spans, "spans")):
-                if not isinstance(span, dict):
-                    continue
+    for r, resource_spans in enumerate(_objects(payload, "resourceSpans", "resource_spans", where="")):
+        where = f"resourceSpans[{r}]."
+        for s, scope_spans in enumerate(_objects(resource_spans, "scopeSpans", "scope_spans", where=where)):
+            for i, span in enumerate(_objects(scope_spans, "spans", where=f"{where}scopeSpans[{s}].")):
                 for camel, snake, size in _SPAN_IDS:
                     for key in (camel, snake):
                         if key in span:

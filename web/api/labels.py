@@ -46,9 +46,9 @@ LABEL_CONFIG_REQUEST = {
         "kind": {"enum": list(LabelKind.values), "default": "boolean"},
         "options": {"type": "array", "items": {"type": "string"}, "description": "categorical: the categories."},
         "passing": {"type": "array", "items": {"type": "string"}, "description": "categorical: those that pass."},
-        "minimum": {"type": "number"},
-        "maximum": {"type": "number"},
-        "pass_threshold": {"type": "number", "description": "numeric: a label at least this passes."},
+        "minimum": {"type": ["number", "null"]},
+        "maximum": {"type": ["number", "null"]},
+        "pass_threshold": {"type": ["number", "null"], "description": "numeric: a label at least this passes."},
         "archived": {"type": "boolean"},
     },
 }

@@ -49,7 +49,9 @@ def problem_responses(*statuses):
 
 PAGE_PARAMETERS = [
     OpenApiParameter("cursor", OpenApiTypes.STR, description="The page to read: take it from `next` or `previous`."),
-    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (default 50, at most 500)."),
+    OpenApiParameter(
+        "page_size", {"type": "integer", "minimum": 1, "maximum": 500}, description="Items per page (default 50)."
+    ),
 ]
 
 

@@ -74,6 +74,14 @@ class CheckedCursorPagination(CursorPagination):
         self._position_field = _ordering_field(queryset.model, ordering[0] if ordering else None)
         return super().paginate_queryset(queryset, request, view)
 
+    def get_page_size(self, request):
+        # DRF falls back to the default on a page_size it cannot read; say it is wrong instead.
+        raw = request.query_params.get(self.page_size_query_param) if self.page_size_query_param else None
+        if raw is not None and not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            message = f"must be a whole number from 1 to {self.max_page_size}"
+            raise Invalid(f"page_size {message}.", errors=[{"field": "page_size", "message": message}])
+        return super().get_page_size(request)
+
     def decode_cursor(self, request):
         # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
         try:
