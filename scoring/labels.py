@@ -135,8 +135,11 @@ def _config_fields_clean(data, *, creating, current=None):
 
 def _kind_problems(kind, data):
     wrong = [f for f in ("minimum", "maximum", "pass_threshold") if data.get(f) is not None and not _is_number(data[f])]
-    if wrong:
-        return [{"field": field, "message": "must be a number or null"} for field in wrong]
+    wrong_lists = [f for f in ("options", "passing") if data.get(f) is not None and not _is_string_list(data[f])]
+    if wrong or wrong_lists:
+        return [{"field": field, "message": "must be a number or null"} for field in wrong] + [
+            {"field": field, "message": "must be a list of strings"} for field in wrong_lists
+        ]
     if kind == LabelKind.CATEGORICAL:
         options, passing = data.get("options"), data.get("passing", [])
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
@@ -152,6 +155,10 @@ def _kind_problems(kind, data):
         if threshold is not None and (not _is_number(threshold) or not low <= threshold <= high):
             return [{"field": "pass_threshold", "message": f"must be between {low} and {high}"}]
     return []
+
+
+def _is_string_list(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _is_number(value):

@@ -172,7 +172,12 @@ def _items(container, *names):
 
 
 def _objects(container, *names, where):
-    """``_items``, each of which must be a JSON object (the protobuf parser would skip it)."""
+    """``_items``, which must be an array of JSON objects (the protobuf parser would skip the rest)."""
+    if isinstance(container, dict):
+        for name in names:
+            if name in container and not isinstance(container[name], list):
+                field = f"{where}{name}"
+                raise Invalid(f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}])
     items = _items(container, *names)
     for index, item in enumerate(items):
         if not isinstance(item, dict):

@@ -44,8 +44,16 @@ LABEL_CONFIG_REQUEST = {
         "name": {"type": "string", "minLength": 1, "maxLength": 100, "description": "Unique in the project; no ':'."},
         "description": {"type": "string"},
         "kind": {"enum": list(LabelKind.values), "default": "boolean"},
-        "options": {"type": "array", "items": {"type": "string"}, "description": "categorical: the categories."},
-        "passing": {"type": "array", "items": {"type": "string"}, "description": "categorical: those that pass."},
+        "options": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "description": "categorical: the categories.",
+        },
+        "passing": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "description": "categorical: those that pass.",
+        },
         "minimum": {"type": ["number", "null"]},
         "maximum": {"type": ["number", "null"]},
         "pass_threshold": {"type": ["number", "null"], "description": "numeric: a label at least this passes."},
