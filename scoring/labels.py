@@ -126,7 +126,8 @@ def _config_fields_clean(data, *, creating, current=None):
     errors.extend(_kind_problems(kind, data))
     if errors:
         raise Invalid("The label config is invalid. Nothing was written.", errors=errors)
-    fields = {k: data[k] for k in _CONFIG_FIELDS if k in data}
+    # null is "not given": the columns keep their defaults (an empty list, no threshold).
+    fields = {k: data[k] for k in _CONFIG_FIELDS if data.get(k) is not None}
     fields["name"] = name.strip()
     if kind == LabelKind.NUMERIC and fields.get("pass_threshold") is None:
         fields["pass_threshold"] = (fields["minimum"] + fields["maximum"]) / 2
