@@ -171,18 +171,25 @@ def _items(container, *names):
     return []
 
 
+_NOT_OTLP = "The body is not an OTLP ExportTraceServiceRequest: "
+
+
 def _objects(container, *names, where):
     """``_items``, which must be an array of JSON objects (the protobuf parser would skip the rest)."""
     if isinstance(container, dict):
         for name in names:
             if name in container and not isinstance(container[name], list):
                 field = f"{where}{name}"
-                raise Invalid(f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}])
+                raise Invalid(
+                    _NOT_OTLP + f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}]
+                )
     items = _items(container, *names)
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             field = f"{where}{names[0]}[{index}]"
-            raise Invalid(f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}])
+            raise Invalid(
+                _NOT_OTLP + f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}]
+            )
     return items
 
 
