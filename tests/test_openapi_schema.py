@@ -186,3 +186,7 @@ def test_every_operation_documents_the_errors_any_request_may_get(schema):
             needed = {"400", "413"} | ({"401"} if operation.get("security") != [{}] else set())
             missing += [f"{method.upper()} {path} {status}" for status in needed - set(operation["responses"])]
     assert missing == []
+
+
+def test_the_otlp_export_body_is_required(schema):
+    assert schema["paths"]["/v1/traces"]["post"]["requestBody"]["required"] is True
