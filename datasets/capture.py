@@ -214,7 +214,8 @@ def _capture_request_clean(data):
         ]
         errors.extend({"field": f"trace_ids[{i}]", "message": "must be a trace_id (a non-empty string)"} for i in bad)
         request["given_ids"] = trace_ids
-        request["trace_ids"] = list(dict.fromkeys(trace_ids))
+        # Only strings can be de-duplicated (an object is unhashable): the rest are errors above.
+        request["trace_ids"] = list(dict.fromkeys(t for t in trace_ids if isinstance(t, str)))
     use_output = data.get("use_output_as_expected", False)
     if not isinstance(use_output, bool):
         errors.append({"field": "use_output_as_expected", "message": "must be true or false"})

@@ -19,6 +19,7 @@ import re
 from jsonschema import Draft7Validator
 
 from checks.expectations import EXPECTATIONS_SCHEMA
+from checks.json_rules import JSON_MAX_DEPTH
 from checks.scorers.matchers import matcher_problems
 from checks.scorers.patterns import pattern_problem, regex_spec
 from checks.scorers.schemas import schema_problems
@@ -29,7 +30,6 @@ CASE_NAME_MAX = 200
 NOTES_MAX = 20_000
 DESCRIPTION_MAX = 10_000
 TRACE_ID_MAX = 200
-JSON_MAX_DEPTH = 64
 DATASET_NAME_MAX = 100
 # A dataset name is one line of text, so a branch name such as "123/merge" or "équipe A"
 # works on every path: no control characters, no blank or "/" at either end, no empty
@@ -354,8 +354,9 @@ def dataset_fields_clean(data):
             errors.append({"field": "name", "message": DATASET_NAME_RULES})
         elif len(name) > DATASET_NAME_MAX:
             errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
+    given = data.get("description")
     description, problems = _text(
-        data.get("description") or "", "description", maximum=DESCRIPTION_MAX, required=False, single_line=False
+        "" if given is None else given, "description", maximum=DESCRIPTION_MAX, required=False, single_line=False
     )
     errors.extend(problems)
     if errors:

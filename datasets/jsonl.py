@@ -35,6 +35,7 @@ from datasets.cases import (
 )
 from datasets.models import CaseRevision, GoldenCase, Trace
 from evalsite.errors import Conflict, Invalid
+from evalsite.json_input import json_read, json_safe
 
 MAX_ERRORS = 200
 EXPORT_CHUNK = 1000
@@ -47,7 +48,14 @@ def cases_export_lines(*, dataset, status=None):
     if status:
         cases = cases.filter(status=status)
     for values in cases.iterator(chunk_size=EXPORT_CHUNK):
-        yield orjson.dumps(dict(zip(CASE_FIELDS, values, strict=True))) + b"\n"
+        yield _line(dict(zip(CASE_FIELDS, values, strict=True)))
+
+
+def _line(case):
+    try:
+        return orjson.dumps(case) + b"\n"
+    except orjson.JSONEncodeError:  # a value stored before the input rules
+        return orjson.dumps(json_safe(case)) + b"\n"
 
 
 @dataclass
@@ -110,9 +118,11 @@ def _lines_parse(body):
         if not raw.strip():
             continue
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            errors.append(_error(number, None, f"not valid JSON ({exc})"))
+            value = json_read(raw, where="line")
+        except Invalid as exc:
+            problem = exc.errors[0]
+            field = None if problem["field"] == "line" else problem["field"]
+            errors.append(_error(number, field, f"{field or 'the line'} {problem['message']}"))
             continue
         if not isinstance(value, dict):
             errors.append(_error(number, None, "must be a JSON object (one case per line)"))

@@ -10,7 +10,8 @@ silently dropped.
 MAX_SPANS_PER_RUN = 5000
 MAX_ID_LENGTH = 200
 MAX_LATENCY_MS = 10**12
-MAX_COST_CENTS = 10**8
+# The column holds 8 digits before the point (max_digits=14, decimal_places=6).
+MAX_COST_CENTS = 10**8 - 1
 MAX_TRIAL = 10_000
 
 _nullable_string = {"type": ["string", "null"]}

@@ -8,14 +8,14 @@ run is walked again (jsonschema) to describe all of its errors. Nothing here tou
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import orjson
 from jsonschema import Draft7Validator
 
 from datasets.run_check import run_conforms
-from datasets.run_schema import RUN_SCHEMA
+from datasets.run_schema import MAX_COST_CENTS, RUN_SCHEMA
 from evalsite.errors import Invalid
 
 _slow_validator = Draft7Validator(RUN_SCHEMA)
@@ -144,6 +144,8 @@ def _run_normalise(item, index, where):
         latency_ms = _millis_between(started_at, ended_at)
     cost = item.get("cost_cents")
     cost_cents = _decimal(cost) if cost is not None else _span_cost_total(spans)
+    if cost_cents is not None and cost_cents > MAX_COST_CENTS:
+        return None, [_cost_over(where, cost_cents)]
     if started_at is None:
         started_at = min((s.started_at for s in spans if s.started_at), default=None)
     run = RunIn(
@@ -243,6 +245,12 @@ def _timestamp(obj, key, where, errors):
     if parsed.tzinfo is None:
         errors.append({"field": _join(where, key), "message": f"has no timezone: {value!r} (add Z or an offset)"})
         return None
+    try:
+        # Stored in UTC: an offset that pushes the instant past year 1 or 9999 cannot be read back.
+        parsed.astimezone(UTC)
+    except OverflowError:
+        errors.append({"field": _join(where, key), "message": f"is outside the years 1 to 9999 in UTC: {value!r}"})
+        return None
     return parsed
 
 
@@ -257,6 +265,11 @@ def _millis_between(start, end):
 
 def _decimal(number):
     return Decimal(repr(round(number, 6))) if isinstance(number, float) else Decimal(number)
+
+
+def _cost_over(where, total):
+    message = f"is the sum of the spans' costs, {total}, over the maximum of {MAX_COST_CENTS}"
+    return {"field": _join(where, "cost_cents"), "message": message}
 
 
 def _span_cost_total(spans):

@@ -15,6 +15,8 @@ from django.http import Http404, HttpResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status as http_status
 
+from checks import json_rules
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://evalsite.dev/problems/"
 
@@ -33,7 +35,7 @@ class DomainError(Exception):
 
 
 # PostgreSQL cannot store NUL in text: every place that refuses one says it the same way.
-NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+NUL_MESSAGE = json_rules.NUL_MESSAGE
 
 
 class Invalid(DomainError):

@@ -1,7 +1,11 @@
 """Requests refused before any view runs: bodies over the size limit (413), and NUL
-characters in the query string (400)."""
+characters in the path or the query string (400); chunked bodies made readable."""
+
+from io import BytesIO
 
 from django.conf import settings
+from django.core.exceptions import BadRequest
+from django.core.handlers.wsgi import LimitedStream
 
 from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_response
 
@@ -9,9 +13,10 @@ from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge, domain_error_
 class BodySizeLimitMiddleware:
     """Refuse bodies over ``EVALSITE_MAX_BODY_BYTES`` with a 413 problem.
 
-    A declared ``Content-Length`` is checked here. A body sent without one (chunked)
-    is bounded by Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` when read, and the
-    ``RequestDataTooBig`` that raises becomes the same 413 in the exception handler.
+    A declared ``Content-Length`` is checked here. A body sent without one
+    (``Transfer-Encoding: chunked``, which the server has already de-chunked) is read
+    here up to one byte past the limit: Django reads a body only as far as its
+    ``Content-Length``, so without this it would look empty.
     """
 
     def __init__(self, get_response):
@@ -23,8 +28,13 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request):
         limit = settings.EVALSITE_MAX_BODY_BYTES
+        over = chunked_body_take(request, limit)
         if request.path in self.SELF_LIMITED_PATHS:
             return self.get_response(request)
+        if over:
+            return domain_error_response(
+                PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
+            )
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -36,18 +46,43 @@ class BodySizeLimitMiddleware:
         return self.get_response(request)
 
 
-class NulCharacterMiddleware:
-    """Refuse a NUL character in a query parameter with a 400 naming it.
+CHUNKED_META = "evalsite.chunked"
 
-    PostgreSQL cannot hold NUL in text, so a filter with one would fail in the database.
-    JSON bodies are checked by ``web.api.rest.FastJSONParser``; a name in the path with
-    one names nothing that exists, and the views answer 404.
+
+def chunked_body_take(request, limit):
+    """Read a chunked body (no ``Content-Length``) into the request, up to ``limit`` + 1 bytes.
+
+    The request then reads like one that declared its length. Returns True when the
+    body is over ``limit`` (its length then reads as ``limit`` + 1).
+    """
+    meta = request.META
+    if meta.get("CONTENT_LENGTH") or "chunked" not in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return False
+    body = meta["wsgi.input"].read(limit + 1)
+    meta["CONTENT_LENGTH"] = str(len(body))
+    meta[CHUNKED_META] = True
+    request._stream = LimitedStream(BytesIO(body), len(body))
+    return len(body) > limit
+
+
+class NulCharacterMiddleware:
+    """Refuse a NUL character in the path or a query parameter with a 400 naming it.
+
+    PostgreSQL cannot hold NUL in text, so a lookup or a filter with one would fail in
+    the database. JSON bodies are checked by ``web.api.rest.FastJSONParser``.
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        if "\x00" in request.path:
+            # Django passes a %00 in the URL through to the view: no name can hold it.
+            if not request.path.startswith("/v1/"):
+                raise BadRequest(f"The path {NUL_MESSAGE}.")  # the pages' own 400 page
+            return domain_error_response(
+                Invalid(f"The path {NUL_MESSAGE}.", errors=[{"field": "path", "message": NUL_MESSAGE}])
+            )
         for name, values in request.GET.lists():
             if "\x00" in name or any("\x00" in value for value in values):
                 field = name.replace("\x00", "\\u0000")

@@ -179,6 +179,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "web.api.openapi.bad_request_documented",
         "web.api.openapi.named_requests_added",
+        "web.otlp.schema.export_body_required",
     ],
     # Swagger UI and Redoc served from this site, not a CDN: the docs work offline.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -126,7 +126,8 @@ def _config_fields_clean(data, *, creating, current=None):
     errors.extend(_kind_problems(kind, data))
     if errors:
         raise Invalid("The label config is invalid. Nothing was written.", errors=errors)
-    fields = {k: data[k] for k in _CONFIG_FIELDS if k in data}
+    # null is "not given": the columns keep their defaults (an empty list, no threshold).
+    fields = {k: data[k] for k in _CONFIG_FIELDS if data.get(k) is not None}
     fields["name"] = name.strip()
     if kind == LabelKind.NUMERIC and fields.get("pass_threshold") is None:
         fields["pass_threshold"] = (fields["minimum"] + fields["maximum"]) / 2
@@ -134,6 +135,12 @@ def _config_fields_clean(data, *, creating, current=None):
 
 
 def _kind_problems(kind, data):
+    wrong = [f for f in ("minimum", "maximum", "pass_threshold") if data.get(f) is not None and not _is_number(data[f])]
+    wrong_lists = [f for f in ("options", "passing") if data.get(f) is not None and not _is_string_list(data[f])]
+    if wrong or wrong_lists:
+        return [{"field": field, "message": "must be a number or null"} for field in wrong] + [
+            {"field": field, "message": "must be a list of strings"} for field in wrong_lists
+        ]
     if kind == LabelKind.CATEGORICAL:
         options, passing = data.get("options"), data.get("passing", [])
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
@@ -149,6 +156,10 @@ def _kind_problems(kind, data):
         if threshold is not None and (not _is_number(threshold) or not low <= threshold <= high):
             return [{"field": "pass_threshold", "message": f"must be between {low} and {high}"}]
     return []
+
+
+def _is_string_list(value):
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _is_number(value):

@@ -178,3 +178,18 @@ def test_lists_of_datasets_page_through_with_the_documented_parameters(actors):
 
     assert [d["name"] for d in first["results"]] + [d["name"] for d in second["results"]] == ["a", "b", "c"]
     assert second["next"] is None
+
+
+def test_every_operation_documents_the_errors_any_request_may_get(schema):
+    # The middleware answers these before any view: a NUL in the path or the query (400),
+    # a body over the limit, chunked or not (413); an operation behind a key answers 401.
+    missing = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            needed = {"400", "413"} | ({"401"} if operation.get("security") != [{}] else set())
+            missing += [f"{method.upper()} {path} {status}" for status in needed - set(operation["responses"])]
+    assert missing == []
+
+
+def test_the_otlp_export_body_is_required(schema):
+    assert schema["paths"]["/v1/traces"]["post"]["requestBody"]["required"] is True

@@ -27,7 +27,6 @@ import math
 import zlib
 from dataclasses import dataclass
 
-import orjson
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -35,6 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from datasets.otlp.errors import UnsupportedMediaType
 from datasets.otlp.records import OtlpEvent, OtlpSpan
 from evalsite.errors import Invalid, PayloadTooLarge
+from evalsite.json_input import DEPTH_MESSAGE, JSON_MAX_DEPTH, json_read
 
 PROTOBUF = "protobuf"
 JSON = "json"
@@ -45,6 +45,8 @@ _MEDIA_TYPES = {
 }
 _TRACE_ID_BYTES = 16
 _SPAN_ID_BYTES = 8
+MAX_GZIP_MEMBERS = 100
+_FEED = 64 * 1024
 _SPAN_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
 
@@ -87,11 +89,20 @@ def body_decompress(body, content_encoding, limit):
 
 
 def _inflate(body, limit, *, wbits, name):
+    """``body`` inflated, in time and memory bounded by its size and ``limit``.
+
+    The input is fed in slices of ``_FEED`` bytes, so starting a new gzip member copies
+    at most a slice (not the rest of the body), and a body of more than ``MAX_GZIP_MEMBERS``
+    members is refused: a few kilobytes of empty members cost no more than one.
+    """
     out = bytearray()
-    data = body
+    inflater, members, position, data = zlib.decompressobj(wbits), 1, 0, b""
     try:
         while True:
-            inflater = zlib.decompressobj(wbits)
+            if not data:
+                if position >= len(body):
+                    raise Invalid(f"The {name} body is truncated.")
+                data, position = body[position : position + _FEED], position + _FEED
             # max_length stops inflating one byte past the limit: a bomb costs no memory.
             out += inflater.decompress(data, limit + 1 - len(out))
             if len(out) > limit:
@@ -99,15 +110,29 @@ def _inflate(body, limit, *, wbits, name):
                     f"The body is over the limit of {limit} bytes once decompressed (EVALSITE_MAX_BODY_BYTES)."
                 )
             if not inflater.eof:
-                raise Invalid(f"The {name} body is truncated.")
+                data = b""
+                continue
             data = inflater.unused_data
-            if not data.strip(b"\x00"):
+            if not data and position >= len(body):
                 return bytes(out)
-            if name != "gzip":
-                raise Invalid(f"The {name} body has bytes after its end.")
+            if data and not data.strip(b"\x00"):
+                # Zero padding after the end is tolerated; looked at once, then done.
+                if not body[position:].strip(b"\x00"):
+                    return bytes(out)
+                raise Invalid(f"The body is not valid {name}: zero bytes between members.")
+            members += 1
+            if name != "gzip" or members > MAX_GZIP_MEMBERS:
+                raise Invalid(_after_end_message(name))
             # gzip allows several members one after another (RFC 1952).
+            inflater = zlib.decompressobj(wbits)
     except zlib.error as exc:
         raise Invalid(f"The body is not valid {name}: {exc}.") from None
+
+
+def _after_end_message(name):
+    if name == "gzip":
+        return f"The gzip body has more than {MAX_GZIP_MEMBERS} members; send one (or a few)."
+    return f"The {name} body has bytes after its end."
 
 
 def _protobuf_parse(body):
@@ -118,10 +143,7 @@ def _protobuf_parse(body):
 
 
 def _json_parse(body):
-    try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise Invalid(f"The body is not valid JSON: {exc}.") from None
+    payload = json_read(body, nul=False)  # NUL characters are replaced below
     if not isinstance(payload, dict):
         raise Invalid("The body must be a JSON object (an ExportTraceServiceRequest).")
     problems = _json_ids_normalise(payload)
@@ -149,6 +171,28 @@ def json_items(container, *names):
     return []
 
 
+_NOT_OTLP = "The body is not an OTLP ExportTraceServiceRequest: "
+
+
+def _objects(container, *names, where):
+    """``json_items``, which must be an array of JSON objects (the protobuf parser would skip the rest)."""
+    if isinstance(container, dict):
+        for name in names:
+            if name in container and not isinstance(container[name], list):
+                field = f"{where}{name}"
+                raise Invalid(
+                    _NOT_OTLP + f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}]
+                )
+    items = json_items(container, *names)
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            field = f"{where}{names[0]}[{index}]"
+            raise Invalid(
+                _NOT_OTLP + f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}]
+            )
+    return items
+
+
 _SPAN_IDS = (
     ("traceId", "trace_id", _TRACE_ID_BYTES),
     ("spanId", "span_id", _SPAN_ID_BYTES),
@@ -164,11 +208,10 @@ def _json_ids_normalise(payload):
     nor base64 of the right length; their ids are blanked so the rest still parses.
     """
     problems = {}
-    for r, resource_spans in enumerate(json_items(payload, "resourceSpans", "resource_spans")):
-        for s, scope_spans in enumerate(json_items(resource_spans, "scopeSpans", "scope_spans")):
-            for i, span in enumerate(json_items(scope_spans, "spans")):
-                if not isinstance(span, dict):
-                    continue
+    for r, resource_spans in enumerate(_objects(payload, "resourceSpans", "resource_spans", where="")):
+        where = f"resourceSpans[{r}]."
+        for s, scope_spans in enumerate(_objects(resource_spans, "scopeSpans", "scope_spans", where=where)):
+            for i, span in enumerate(_objects(scope_spans, "spans", where=f"{where}scopeSpans[{s}].")):
                 for camel, snake, size in _SPAN_IDS:
                     for key in (camel, snake):
                         if key in span:
@@ -254,12 +297,20 @@ def _spans(message, kind):
                 )
 
 
-def attributes_decode(key_values):
-    """OTLP ``KeyValue`` list as a dict (a repeated key keeps its last value)."""
-    return {_text(kv.key): any_value_decode(kv.value) for kv in key_values}
+def attributes_decode(key_values, depth=0):
+    """OTLP ``KeyValue`` list as a dict (a repeated key keeps its last value).
+
+    Raises ``Invalid`` when values nest deeper than ``JSON_MAX_DEPTH`` levels: what is
+    stored must stay within the limit every JSON entry point keeps.
+    """
+    if depth >= JSON_MAX_DEPTH:
+        raise Invalid(
+            f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
+        )
+    return {_text(kv.key): any_value_decode(kv.value, depth + 1) for kv in key_values}
 
 
-def any_value_decode(value):
+def any_value_decode(value, depth=0):
     """An OTLP ``AnyValue`` as a JSON-safe Python value (``None`` when empty)."""
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -274,9 +325,13 @@ def any_value_decode(value):
             return number
         return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
     if which == "array_value":
-        return [any_value_decode(v) for v in value.array_value.values]
+        if depth >= JSON_MAX_DEPTH:
+            raise Invalid(
+                f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
+            )
+        return [any_value_decode(v, depth + 1) for v in value.array_value.values]
     if which == "kvlist_value":
-        return attributes_decode(value.kvlist_value.values)
+        return attributes_decode(value.kvlist_value.values, depth)
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     return None

@@ -26,7 +26,7 @@ OpenAI-style messages (``{"role", "content", "tool_calls"}``) are converted to p
 Pure Python: no Django, no database.
 """
 
-import orjson
+from checks.json_rules import JsonRefused, json_parse
 
 INPUT_EVENTS = {
     "gen_ai.system.message": "system",
@@ -52,8 +52,9 @@ def json_lenient(value, *, containers_only=True):
     if containers_only and not (text.startswith("{") or text.startswith("[")):
         return value
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        # The same rules as a request body (range, depth, NUL): what cannot be stored stays text.
+        return json_parse(text, nul=False)
+    except JsonRefused:
         return value
 
 

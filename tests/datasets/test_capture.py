@@ -196,3 +196,11 @@ def test_a_trace_id_with_a_nul_is_named(api):
     response = api.post(URL, {"trace_ids": ["failed\u0000run"]}, format="json")
     assert response.status_code == 400
     assert "trace_ids[0]" in _errors(response)
+
+
+@pytest.mark.parametrize("item", [{"trace_id": "r1"}, ["r1"], 7, None])
+def test_a_trace_ids_item_that_is_not_a_string_is_a_400_naming_it(actors, item):
+    Dataset.objects.get_or_create(project=actors.acme, name="gold")
+    response = actors.api().post("/v1/api/datasets/gold/cases/from-traces", {"trace_ids": ["r0", item]}, format="json")
+    assert response.status_code == 400, response.content
+    assert {"field": "trace_ids[1]", "message": "must be a trace_id (a non-empty string)"} in response.json()["errors"]

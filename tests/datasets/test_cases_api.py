@@ -303,9 +303,14 @@ def test_a_value_nested_too_deeply_is_a_400(api):
         deep = [deep]
     response = api.post("/v1/api/datasets/reservo/cases", {"name": "x", "input": deep}, format="json")
     assert response.status_code == 400
-    assert "nested too deeply" in _errors(response)["input"]
+    [(field, message)] = _errors(response).items()
+    assert field.startswith("input[0]") and message == "is nested deeper than 64 levels"
 
 
-def test_a_dataset_name_no_dataset_can_have_is_404(api):
-    assert api.get("/v1/api/datasets/res%00ervo/cases").status_code == 404
-    assert api.get("/v1/api/traces/run%00x").status_code == 404
+def test_a_name_holding_a_nul_is_a_400_naming_the_path(api):
+    for path in ["/v1/api/datasets/res%00ervo/cases", "/v1/api/traces/run%00x", "/v1/api/experiments/v%001"]:
+        response = api.get(path)
+        assert response.status_code == 400, path
+        assert response.json()["errors"] == [
+            {"field": "path", "message": "must not contain the NUL character (\\u0000)"}
+        ]

@@ -3,6 +3,7 @@
 import base64
 import gzip
 import json
+import time
 import zlib
 
 import pytest
@@ -216,3 +217,27 @@ def test_an_empty_export_has_no_spans():
     assert _decode(b"", PROTOBUF) == []
     assert _decode({}) == []
     assert _decode({"resourceSpans": [{"scopeSpans": [{}]}]}) == []
+
+
+def _cpu_seconds(action):
+    started = time.process_time()
+    try:
+        action()
+    except Exception as exc:  # the answer is checked by the caller
+        return time.process_time() - started, exc
+    return time.process_time() - started, None
+
+
+@pytest.mark.parametrize("size", [4 * 1024 * 1024, 16 * 1024 * 1024])
+def test_a_body_of_many_empty_gzip_members_is_refused_in_well_under_a_second(size):
+    member = gzip.compress(b"")
+    bomb = member * (size // len(member))
+    seconds, error = _cpu_seconds(lambda: _decode(bomb, JSON, "gzip", limit=size))
+    assert isinstance(error, Invalid) and "members" in error.detail
+    assert seconds < 1.0, f"{seconds:.2f} s of CPU"
+
+
+def test_a_few_gzip_members_and_zero_padding_are_still_read():
+    raw = json.dumps(_request()).encode()
+    body = gzip.compress(b"") * 3 + gzip.compress(raw) + b"\x00" * 70_000
+    assert len(_decode(body, JSON, "gzip")) == 1

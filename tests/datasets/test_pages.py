@@ -468,6 +468,6 @@ def test_deleting_a_run_keeps_its_cases(actors, run, dataset):
     assert "(the run has been deleted" in browser(actors.bob).get(f"/p/acme/cases/{case.pk}/").content.decode()
 
 
-def test_a_broken_page_link_is_404_not_an_error(actors):
-    assert browser(actors.victor).get("/p/acme/runs/?cursor=not-a-cursor").status_code == 404
-    assert browser(actors.victor).get("/p/acme/datasets/res%00ervo/").status_code == 404
+def test_a_broken_page_link_is_a_400_not_an_error(actors):
+    assert browser(actors.victor).get("/p/acme/runs/?cursor=not-a-cursor").status_code == 400
+    assert browser(actors.victor).get("/p/acme/datasets/res%00ervo/").status_code == 400

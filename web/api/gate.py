@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
+from evalsite.errors import Invalid
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
@@ -238,10 +239,13 @@ class GateRunCollection(APIView):
             OpenApiParameter("verdict", OpenApiTypes.STR, enum=["PASS", "FAIL"]),
             *PAGE_PARAMETERS,
         ],
-        responses={200: paginated("PaginatedGateRunSummaryList", GateRunSummaries), **problem_responses(401)},
+        responses={200: paginated("PaginatedGateRunSummaryList", GateRunSummaries), **problem_responses(400, 401)},
     )
     def get(self, request):
         q = request.query_params
+        if q.get("verdict") not in (None, "PASS", "FAIL"):
+            message = "must be PASS or FAIL"
+            raise Invalid(f"verdict {message}.", errors=[{"field": "verdict", "message": message}])
         project = request_project(request)
         runs = gate_run_list(
             project=project,

@@ -49,7 +49,9 @@ def problem_responses(*statuses):
 
 PAGE_PARAMETERS = [
     OpenApiParameter("cursor", OpenApiTypes.STR, description="The page to read: take it from `next` or `previous`."),
-    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (default 50, at most 500)."),
+    OpenApiParameter(
+        "page_size", {"type": "integer", "minimum": 1, "maximum": 500}, description="Items per page (default 50)."
+    ),
 ]
 
 
@@ -66,18 +68,23 @@ def paginated(name, item, help_text=""):
 
 
 def bad_request_documented(result, generator, request, public):
-    """Postprocessing hook: every operation documents the 400 it may answer.
+    """Postprocessing hook: every operation documents the errors any request may get.
 
-    Any request may get one before its view runs (a NUL character in a query parameter,
-    ``evalsite.middleware.NulCharacterMiddleware``), so no operation is without it.
+    Before its view runs, any request may be refused by the middleware: a 400 for a NUL
+    character in the path or a query parameter (``evalsite.middleware.NulCharacterMiddleware``)
+    and a 413 for a body over the limit, chunked or not (``BodySizeLimitMiddleware``).
+    An operation that needs a key also answers 401 without one.
     """
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            if isinstance(operation, dict) and "responses" in operation:
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            statuses = [400, 413] + ([401] if operation.get("security") != [{}] else [])
+            for status in statuses:
                 operation["responses"].setdefault(
-                    "400",
+                    str(status),
                     {
-                        "description": _DESCRIPTIONS[400],
+                        "description": _DESCRIPTIONS[status],
                         "content": {"application/problem+json": {"schema": PROBLEM_REF}},
                     },
                 )

@@ -1,18 +1,24 @@
-"""DRF plumbing shared by every API: a fast JSON parser and renderer, and pagination."""
+"""DRF plumbing shared by every API: the JSON parser and renderer, and pagination."""
 
+import json
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import parsers, renderers
-from rest_framework.exceptions import NotFound, ParseError
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
-from evalsite.errors import NUL_MESSAGE, Invalid, PayloadTooLarge
+from checks.json_rules import INT64_MAX, INT64_MIN
+from evalsite.errors import Invalid, PayloadTooLarge
+from evalsite.json_input import json_read, json_safe
 
 
 class FastJSONParser(parsers.BaseParser):
-    """JSON via orjson (several times faster than ``json`` on large batches).
+    """JSON bodies by the rules of ``evalsite.json_input`` (range, depth, duplicate keys, NUL).
 
     The body is read up to ``EVALSITE_MAX_BODY_BYTES``: DRF reads the raw stream, which
     Django's own upload limit does not guard when no Content-Length is sent.
@@ -29,33 +35,7 @@ class FastJSONParser(parsers.BaseParser):
             raise PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
         if not body:
             return None
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise ParseError(f"The body is not valid JSON: {exc}") from None
-        # PostgreSQL cannot hold NUL in text: refuse it here, naming where it is, rather
-        # than let a write fail halfway. JSON can only spell it escaped.
-        if b"\\u0000" in body and (where := nul_path(data)) is not None:
-            raise Invalid(f"{where} {NUL_MESSAGE}.", errors=[{"field": where, "message": NUL_MESSAGE}])
-        return data
-
-
-def nul_path(value, path=""):
-    """The path (``traces[0].input``) of the first string or key holding a NUL character, or None."""
-    if isinstance(value, str):
-        return (path or "body") if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if "\x00" in key:
-                return where.replace("\x00", "\\u0000")
-            if (found := nul_path(item, where)) is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if (found := nul_path(item, f"{path}[{index}]")) is not None:
-                return found
-    return None
+        return json_read(body)
 
 
 def _default(value):
@@ -72,25 +52,85 @@ class FastJSONRenderer(renderers.BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        return orjson.dumps(data, default=_default)
+        try:
+            return orjson.dumps(data, default=_default)
+        except orjson.JSONEncodeError:
+            # A value stored before the input rules (an integer beyond 64 bits, nesting
+            # past orjson's 254 levels) still shows.
+            return json.dumps(json_safe(data), default=_default, ensure_ascii=False).encode()
 
 
-class NewestFirstCursorPagination(CursorPagination):
+class CheckedCursorPagination(CursorPagination):
+    """Cursor pages whose cursor is checked before it reaches the database.
+
+    A cursor is base64 text the client can change: one that is not base64, or whose
+    position is not a value of the ordering column (a date that is no date, text where
+    a boolean goes, a NUL, an integer beyond 64 bits), is ``Invalid`` (400) naming
+    ``cursor``, never a database error.
+    """
+
+    def paginate_queryset(self, queryset, request, view=None):
+        ordering = self.get_ordering(request, queryset, view)
+        self._position_field = _ordering_field(queryset.model, ordering[0] if ordering else None)
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_page_size(self, request):
+        # DRF falls back to the default on a page_size it cannot read; say it is wrong instead.
+        raw = request.query_params.get(self.page_size_query_param) if self.page_size_query_param else None
+        if raw is not None and not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            message = f"must be a whole number from 1 to {self.max_page_size}"
+            raise Invalid(f"page_size {message}.", errors=[{"field": "page_size", "message": message}])
+        return super().get_page_size(request)
+
+    def decode_cursor(self, request):
+        # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise _bad_cursor() from None
+        if cursor is not None and cursor.position is not None:
+            _position_check(getattr(self, "_position_field", None), cursor.position)
+        return cursor
+
+
+def _bad_cursor():
+    return Invalid(
+        "The cursor is not one this list gave.",
+        errors=[{"field": "cursor", "message": "is not a cursor of this list: take it from next or previous"}],
+    )
+
+
+def _ordering_field(model, name):
+    try:
+        return model._meta.get_field(name.lstrip("-")) if name else None
+    except FieldDoesNotExist:
+        return None
+
+
+def _position_check(field, position):
+    if "\x00" in position:
+        raise _bad_cursor()
+    if field is None:
+        return
+    try:
+        value = field.to_python(position)
+    except (DjangoValidationError, ValueError, TypeError, OverflowError):
+        raise _bad_cursor() from None
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+        raise _bad_cursor()
+    if isinstance(value, datetime):
+        try:
+            value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC).astimezone(UTC)
+        except OverflowError:
+            raise _bad_cursor() from None
+
+
+class NewestFirstCursorPagination(CheckedCursorPagination):
     """Stable pages over lists that grow while being read (newest first)."""
 
     ordering = "-created_at"
     page_size_query_param = "page_size"
     max_page_size = 500
-
-    def decode_cursor(self, request):
-        # DRF answers a cursor it cannot read with 404; it is a bad parameter, so a 400 naming it.
-        try:
-            return super().decode_cursor(request)
-        except NotFound:
-            raise Invalid(
-                "The cursor is not one this list gave.",
-                errors=[{"field": "cursor", "message": "is not a cursor of this list: take it from next or previous"}],
-            ) from None
 
 
 def validated(serializer_class, data):

@@ -176,7 +176,8 @@ class TraceCollection(APIView):
         responses={200: paginated("PaginatedTraceList", TraceOut), **problem_responses(400, 401)},
     )
     def get(self, request):
-        filters = TraceFilters(data=request.query_params)
+        # A plain dict: from a QueryDict, DRF would read an empty "to=" as "not given".
+        filters = TraceFilters(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         f = filters.validated_data
         traces = runs_list(

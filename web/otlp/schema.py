@@ -189,3 +189,15 @@ def _with_errors(responses, errors):
     # A Content-Length over the limit is refused before the endpoint runs, like everywhere else.
     responses.update(problem_responses(413))
     return responses
+
+
+def export_body_required(result, generator, request, public):
+    """Postprocessing hook: the export's body is required (without one the answer is a 415).
+
+    drf-spectacular marks a body required only from a serializer's required fields, and
+    this one is described by a plain schema.
+    """
+    operation = result.get("paths", {}).get("/v1/traces", {}).get("post")
+    if operation and "requestBody" in operation:
+        operation["requestBody"]["required"] = True
+    return result

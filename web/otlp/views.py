@@ -17,6 +17,7 @@ from datasets.otlp.log_decoding import logs_request_decode
 from datasets.otlp.log_ingestion import otlp_logs_ingest
 from evalsite.auth import request_project
 from evalsite.errors import PayloadTooLarge
+from evalsite.middleware import CHUNKED_META
 from web.otlp.overload import export_slot
 from web.otlp.protocol import export_response, logs_export_response, otlp_exception_handler, request_format
 from web.otlp.schema import EXPORT_REQUEST_SCHEMA, LOGS_REQUEST_SCHEMA, export_responses, logs_export_responses
@@ -94,19 +95,18 @@ class LogExport(TraceExport):
 
 
 def _body(request):
-    """The raw body, read up to one byte past the limit."""
+    """The raw body, read up to one byte past the limit.
+
+    A chunked body has already been read by ``evalsite.middleware.chunked_body_take``
+    and declares its length like any other.
+    """
     limit = settings.EVALSITE_MAX_BODY_BYTES
-    meta = request.META
-    declared = meta.get("CONTENT_LENGTH") or ""
+    declared = request.META.get("CONTENT_LENGTH") or ""
     if declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"The body is {declared} bytes; the limit is {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
-    if not meta.get("CONTENT_LENGTH") and "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
-        # Django reads a body only as far as its Content-Length, and a chunked body has
-        # none: read it from the server's input stream, still bounded.
-        body = meta["wsgi.input"].read(limit + 1)
-    else:
-        stream = request.stream
-        body = stream.read(limit + 1) if stream is not None else b""
+        size = "over the limit" if request.META.get(CHUNKED_META) else f"{declared} bytes; the limit is"
+        raise PayloadTooLarge(f"The body is {size} {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
+    stream = request.stream
+    body = stream.read(limit + 1) if stream is not None else b""
     if len(body) > limit:
         raise PayloadTooLarge(f"The body is over the limit of {limit} bytes (EVALSITE_MAX_BODY_BYTES).")
     return body

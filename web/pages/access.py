@@ -13,14 +13,14 @@ from functools import wraps
 from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import Http404
 from django.shortcuts import render
-from rest_framework import exceptions
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 
-from evalsite.errors import NotFound
+from evalsite.errors import Invalid, NotFound
 from evalsite.models import Membership, Role
+from web.api.rest import CheckedCursorPagination
 
 CURRENT_PROJECT_SESSION_KEY = "evalsite_project"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -82,7 +82,7 @@ def forbidden(request, reason):
     return render(request, "403.html", {"reason": reason}, status=403)
 
 
-class _PagePagination(CursorPagination):
+class _PagePagination(CheckedCursorPagination):
     page_size_query_param = None
 
 
@@ -97,8 +97,8 @@ def cursor_page(request, queryset, *, ordering, page_size=50):
     paginator.page_size = page_size
     try:
         items = paginator.paginate_queryset(queryset, Request(request))
-    except exceptions.NotFound:
-        raise Http404("This page link is no longer valid.") from None
+    except Invalid:
+        raise BadRequest("This page link is not one this list gave.") from None
     return items, _relative(paginator.get_previous_link()), _relative(paginator.get_next_link())
 
 

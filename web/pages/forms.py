@@ -10,6 +10,7 @@ import json
 
 from django import forms
 
+from checks import json_rules
 from datasets.models import CaseStatus, RunStatus
 
 TEXT, JSON = "text", "json"
@@ -17,18 +18,13 @@ VALUE_FORMATS = [(TEXT, "text"), (JSON, "JSON")]
 JSON_WIDGET = forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "json"})
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not JSON")
-
-
 def json_parse(text):
-    """The JSON value in ``text``; ``forms.ValidationError`` saying where it breaks."""
+    """The JSON value in ``text`` by the API's rules (``checks.json_rules``); ``forms.ValidationError`` saying where it breaks."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise forms.ValidationError(f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
-    except ValueError as exc:
-        raise forms.ValidationError(f"is not valid JSON: {exc}") from None
+        return json_rules.json_parse(text, where="value")
+    except json_rules.JsonRefused as exc:
+        where = "" if exc.field == "value" else f"{exc.field} "
+        raise forms.ValidationError(f"{where}{exc.message}") from None
 
 
 def json_text(value):

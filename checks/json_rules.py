@@ -1,0 +1,190 @@
+"""The rules of JSON sent to evalsite (API bodies, OTLP/JSON exports, JSONL imports).
+
+Pure Python, so the OTLP mapping can use it too; ``evalsite.json_input.json_read`` is
+the same reader raising ``Invalid`` (400). ``json_parse`` parses a document and refuses, naming the path
+(``traces[0].metadata.n``), what could be parsed but not stored and read back exactly:
+
+- a number outside the signed 64-bit integer range (``1e20``, ``-1e300``): PostgreSQL
+  keeps it as an exact integer that no JSON encoder of the answers can write back, so
+  one such value would break every list holding it. Send such a value as a string;
+- ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON);
+- an object holding the same key twice (which one would win is the parser's whim);
+- nesting deeper than ``JSON_MAX_DEPTH`` levels;
+- a NUL character (PostgreSQL text cannot hold it) or a lone surrogate (not Unicode)
+  in a string or a key.
+
+Every refusal is a ``JsonRefused`` carrying the ``field`` and the ``message``.
+``json_safe`` is the reading side: a value already stored, made writable by any JSON
+encoder (out-of-range integers become their decimal text).
+"""
+
+import json
+import re
+
+NUL_MESSAGE = "must not contain the NUL character (\\u0000)"
+JSON_MAX_DEPTH = 64
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+RANGE_MESSAGE = "is a number beyond the 64-bit integer range; send it as a string"
+DEPTH_MESSAGE = f"is nested deeper than {JSON_MAX_DEPTH} levels"
+SURROGATE_MESSAGE = "holds a lone surrogate (\\ud800-\\udfff), which is not Unicode"
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
+_NUL_ESCAPE = b"\\u0000"
+
+
+class JsonRefused(ValueError):
+    """A JSON document refused: ``field`` is where, ``message`` what is wrong there."""
+
+    def __init__(self, field, message, detail=None):
+        super().__init__(detail or f"{field} {message}.")
+        self.field = field
+        self.message = message
+        self.detail = detail or f"{field} {message}."
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs):
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
+class _Duplicated(dict):
+    """An object that held a key twice (only built to say where)."""
+
+
+def _pairs_marking(pairs):
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Duplicated({key: None})
+        seen.add(key)
+    return value
+
+
+def _duplicate_path(body, where):
+    """``(path, key)`` of a repeated key (``metadata.commit``): a second parse, on refusal only."""
+    stack = [(json.loads(body, object_pairs_hook=_pairs_marking), None)]
+    while stack:
+        value, trail = stack.pop()
+        if isinstance(value, _Duplicated):
+            key = next(iter(value))
+            return _path((trail, key), where), key
+        if isinstance(value, dict):
+            stack.extend((item, (trail, key)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (trail, index)) for index, item in enumerate(value))
+    return where, ""
+
+
+def _constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_parse(body, *, where="body", nul=True):
+    """The JSON value in ``body`` (bytes or text), checked as the module docstring says.
+
+    Raises ``JsonRefused``; ``where`` names the root. ``nul=False`` lets NUL characters
+    through, for a caller that replaces them itself.
+    """
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogatepass")
+    try:
+        value = json.loads(body, object_pairs_hook=_pairs, parse_constant=_constant)
+    except _DuplicateKey:
+        path, key = _duplicate_path(body, where)
+        _refuse(path, f"holds the key {key!r} twice; send each key once")
+    except RecursionError:
+        _refuse(where, DEPTH_MESSAGE)
+    except json.JSONDecodeError as exc:
+        detail = f"The {where} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        raise JsonRefused(where, f"is not valid JSON: {exc.msg}", detail) from None
+    except ValueError as exc:  # a constant, or bytes that are not UTF-8
+        raise JsonRefused(where, f"is not valid JSON: {exc}", f"The {where} is not valid JSON: {exc}.") from None
+    nul = nul and _NUL_ESCAPE in body
+    _walk(value, where, nul=nul, strings=nul or _SURROGATE_ESCAPE.search(body) is not None)
+    return value
+
+
+def _refuse(path, message):
+    raise JsonRefused(path, message) from None
+
+
+def _walk(root, where, *, nul, strings):
+    """Depth, numbers and (when the body escapes one) bad characters, without recursion.
+
+    A path is kept as a ``(parent, key)`` chain and spelled out only for the answer.
+    """
+    stack = [(root, None, 0)]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        value, trail, depth = pop()
+        kind = type(value)
+        if kind is dict or kind is list:
+            if depth >= JSON_MAX_DEPTH:
+                _refuse(_path(trail, where), DEPTH_MESSAGE)
+            depth += 1
+            if kind is list:
+                extend([(item, (trail, index), depth) for index, item in enumerate(value)])
+                continue
+            for key, item in value.items():
+                if strings and (problem := _string_problem(key, nul)):
+                    _refuse(_path((trail, key), where), problem)
+                push((item, (trail, key), depth))
+        elif kind is str:
+            if strings and (problem := _string_problem(value, nul)):
+                _refuse(_path(trail, where), problem)
+        elif (kind is int or kind is float) and not INT64_MIN <= value <= INT64_MAX:
+            _refuse(_path(trail, where), RANGE_MESSAGE)
+
+
+def _path(trail, where):
+    """``traces[0].metadata.n`` from a ``(parent, key)`` chain; ``where`` alone for the root."""
+    keys = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(key)
+    text = ""
+    for key in reversed(keys):
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    text = text or where
+    return text.replace("\x00", "\\u0000").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _string_problem(text, nul):
+    if nul and "\x00" in text:
+        return NUL_MESSAGE
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return SURROGATE_MESSAGE
+    return None
+
+
+def json_safe(value):
+    """``value`` with every integer outside the 64-bit range replaced by its decimal text.
+
+    For values read back from the database: a row stored before the range rule must not
+    break the answers that show it. Returns ``value`` itself when nothing needed a change.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if INT64_MIN <= value <= INT64_MAX else str(value)
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
