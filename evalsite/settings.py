@@ -46,6 +46,7 @@ MIDDLEWARE = [
     "evalsite.logs.RequestLogMiddleware",
     "evalsite.middleware.BodySizeLimitMiddleware",
     "evalsite.middleware.NulCharacterMiddleware",
+    "web.api.query_rules.UnknownQueryParameterMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
