@@ -71,4 +71,6 @@ def task_finished(task_id=None, task=None, state=None, **kwargs):
     fields = {"task": getattr(task, "name", None), "task_id": task_id, "state": state}
     if started is not None:
         fields["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
-    task_logger.info("%s %s", fields["task"], state, extra={"fields": fields})
+    # A sweep every few seconds that went well is not news: DEBUG, not INFO.
+    level = logging.DEBUG if getattr(task, "routine", False) and state == "SUCCESS" else logging.INFO
+    task_logger.log(level, "%s %s", fields["task"], state, extra={"fields": fields})

@@ -261,6 +261,10 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         # Lockouts and failed logins are warnings; its start-up banner is not worth a line.
         "axes": {"level": "WARNING"},
+        # Celery's own line per task received and succeeded: evalsite.task says it once
+        # (and keeps the sweeps every few seconds at DEBUG); failures are still errors.
+        "celery.worker.strategy": {"level": "WARNING"},
+        "celery.app.trace": {"level": "WARNING"},
     },
 }
 

@@ -8,7 +8,7 @@ from celery.signals import worker_ready
 from evalsite.workers import heartbeat_record, heartbeats_start
 
 
-@shared_task(name="evalsite.heartbeat")
+@shared_task(name="evalsite.heartbeat", routine=True)
 def heartbeat():
     """Record that a worker is alive and can reach the database; returns its hostname."""
     return heartbeat_record(hostname=heartbeat.request.hostname or "unknown")

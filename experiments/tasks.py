@@ -30,12 +30,12 @@ def gate_evaluate_task(gate_run_id):
     gate_evaluate(gate_run_id=gate_run_id)
 
 
-@shared_task(name="experiments.gate_runs_resume", **RETRY)
+@shared_task(name="experiments.gate_runs_resume", routine=True, **RETRY)
 def gate_runs_resume_task():
     return gate_runs_resume(send=gate_send)
 
 
-@shared_task(name="experiments.retention_sweep", **RETRY)
+@shared_task(name="experiments.retention_sweep", routine=True, **RETRY)
 def retention_sweep_task():
     return retention_sweep()
 

@@ -36,7 +36,7 @@ def chunk_score_task(self, chunk_id):
     return chunk_score(chunk_id=chunk_id, token=self.request.id)
 
 
-@shared_task(name="scoring.passes_resume", **RETRY)
+@shared_task(name="scoring.passes_resume", routine=True, **RETRY)
 def passes_resume_task():
     return passes_resume()
 

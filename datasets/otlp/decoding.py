@@ -171,24 +171,22 @@ def json_items(container, *names):
     return []
 
 
-_NOT_OTLP = "The body is not an OTLP ExportTraceServiceRequest: "
-
-
-def _objects(container, *names, where):
+def json_objects(container, *names, where, message="ExportTraceServiceRequest"):
     """``json_items``, which must be an array of JSON objects (the protobuf parser would skip the rest)."""
+    not_otlp = f"The body is not an OTLP {message}: "
     if isinstance(container, dict):
         for name in names:
             if name in container and not isinstance(container[name], list):
                 field = f"{where}{name}"
                 raise Invalid(
-                    _NOT_OTLP + f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}]
+                    not_otlp + f"{field} must be an array.", errors=[{"field": field, "message": "must be an array"}]
                 )
     items = json_items(container, *names)
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             field = f"{where}{names[0]}[{index}]"
             raise Invalid(
-                _NOT_OTLP + f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}]
+                not_otlp + f"{field} must be an object.", errors=[{"field": field, "message": "must be an object"}]
             )
     return items
 
@@ -208,10 +206,10 @@ def _json_ids_normalise(payload):
     nor base64 of the right length; their ids are blanked so the rest still parses.
     """
     problems = {}
-    for r, resource_spans in enumerate(_objects(payload, "resourceSpans", "resource_spans", where="")):
+    for r, resource_spans in enumerate(json_objects(payload, "resourceSpans", "resource_spans", where="")):
         where = f"resourceSpans[{r}]."
-        for s, scope_spans in enumerate(_objects(resource_spans, "scopeSpans", "scope_spans", where=where)):
-            for i, span in enumerate(_objects(scope_spans, "spans", where=f"{where}scopeSpans[{s}].")):
+        for s, scope_spans in enumerate(json_objects(resource_spans, "scopeSpans", "scope_spans", where=where)):
+            for i, span in enumerate(json_objects(scope_spans, "spans", where=f"{where}scopeSpans[{s}].")):
                 for camel, snake, size in _SPAN_IDS:
                     for key in (camel, snake):
                         if key in span:

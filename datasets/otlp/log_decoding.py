@@ -6,7 +6,8 @@ in JSON. A body that cannot be decoded raises ``Invalid`` (400); one record whos
 are unreadable is rejected alone.
 """
 
-import orjson
+import functools
+
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -19,11 +20,12 @@ from datasets.otlp.decoding import (
     body_decompress,
     body_format,
     json_id,
-    json_items,
+    json_objects,
 )
 from datasets.otlp.errors import UnsupportedMediaType
 from datasets.otlp.records import OtlpLog
 from evalsite.errors import Invalid
+from evalsite.json_input import json_read
 
 _LOG_IDS = (("traceId", "trace_id", 16), ("spanId", "span_id", 8))
 
@@ -47,18 +49,17 @@ def logs_request_decode(body, *, content_type, content_encoding, limit):
 
 
 def _json_parse(body):
-    try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise Invalid(f"The body is not valid JSON: {exc}.") from None
+    payload = json_read(body, nul=False)  # strings lose their NUL characters when decoded
     if not isinstance(payload, dict):
         raise Invalid("The body must be a JSON object (an ExportLogsServiceRequest).")
     problems = {}
-    for r, resource_logs in enumerate(json_items(payload, "resourceLogs", "resource_logs")):
-        for s, scope_logs in enumerate(json_items(resource_logs, "scopeLogs", "scope_logs")):
-            for i, record in enumerate(json_items(scope_logs, "logRecords", "log_records")):
-                if not isinstance(record, dict):
-                    continue
+    objects = functools.partial(json_objects, message="ExportLogsServiceRequest")
+    for r, resource_logs in enumerate(objects(payload, "resourceLogs", "resource_logs", where="")):
+        where = f"resourceLogs[{r}]."
+        for s, scope_logs in enumerate(objects(resource_logs, "scopeLogs", "scope_logs", where=where)):
+            for i, record in enumerate(
+                objects(scope_logs, "logRecords", "log_records", where=f"{where}scopeLogs[{s}].")
+            ):
                 for camel, snake, size in _LOG_IDS:
                     for key in (camel, snake):
                         if key in record:

@@ -244,6 +244,21 @@ def test_an_undecodable_logs_body_is_a_400_and_keeps_nothing(actors, content_typ
     assert not SpanLog.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (b'{"resourceLogs": [{"scopeLogs": [{"logRecords": ["AAA"]}]}]}', "resourceLogs[0].scopeLogs[0].logRecords[0]"),
+        (b'{"resourceLogs": [{"scopeLogs": {"logRecords": []}}]}', "resourceLogs[0].scopeLogs"),
+        (b'{"resourceLogs": [], "resourceLogs": []}', "resourceLogs"),
+    ],
+)
+def test_a_logs_json_body_of_the_wrong_shape_is_a_400_naming_where(actors, body, field):
+    response = _post("/v1/logs", body, actors.acme_key, content_type=JSON)
+    assert response.status_code == 400
+    assert field in response.json()["message"]
+    assert not SpanLog.objects.exists()
+
+
 def test_logs_need_a_key_and_stay_in_their_project(actors):
     spans, logs = recorded()
     assert _post("/v1/logs", logs_protobuf(logs), "esk_nope").status_code == 401
