@@ -3,7 +3,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -94,3 +95,18 @@ def test_the_commands_fail_clearly_on_a_bad_slug(db):
     )
     assert result.returncode != 0
     assert "No project with slug 'no-such-project'" in result.stderr
+
+
+def test_create_project_can_name_its_admin_who_then_sees_it(actors, capsys):
+    call_command("create_project", "pedalpal", "--admin", "alice")
+    project = Project.objects.get(slug="pedalpal")
+    assert project.memberships.get(user=actors.alice).role == "admin"
+    client = Client()
+    client.force_login(actors.alice)
+    assert client.get("/p/pedalpal/settings/").status_code == 200
+
+
+def test_create_project_with_an_unknown_admin_creates_nothing(db):
+    with pytest.raises(CommandError, match="nobody"):
+        call_command("create_project", "pedalpal", "--admin", "nobody")
+    assert not Project.objects.filter(slug="pedalpal").exists()

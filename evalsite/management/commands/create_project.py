@@ -1,8 +1,11 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.utils.text import slugify
 
-from evalsite.errors import Conflict
+from evalsite.errors import Conflict, Invalid
+from evalsite.models import Role
 from evalsite.projects import api_key_create, project_create
+from evalsite.team import member_add
 
 
 class Command(BaseCommand):
@@ -12,16 +15,24 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
         parser.add_argument("--quota-per-minute", type=int, default=0, help="Records per minute; 0 = no ceiling.")
+        parser.add_argument(
+            "--admin",
+            metavar="USER",
+            help="An existing user (username or e-mail) who becomes the project's admin and sees it in the pages.",
+        )
 
-    def handle(self, *args, slug, name, quota_per_minute, **options):
+    def handle(self, *args, slug, name, quota_per_minute, admin, **options):
         if slugify(slug) != slug:
             raise CommandError(f"SLUG must be lowercase letters, digits, hyphens or underscores; got {slug!r}.")
         if quota_per_minute < 0:
             raise CommandError("--quota-per-minute must be 0 or more.")
         try:
-            project = project_create(slug=slug, name=name, quota_per_minute=quota_per_minute)
-        except Conflict as exc:
+            with transaction.atomic():
+                project = project_create(slug=slug, name=name, quota_per_minute=quota_per_minute)
+                if admin:
+                    member_add(project=project, actor=None, who=admin, role=Role.ADMIN)
+                _, full_key = api_key_create(project=project, name="created with the project")
+        except (Conflict, Invalid) as exc:
             raise CommandError(exc.detail) from None
-        _, full_key = api_key_create(project=project, name="created with the project")
         self.stdout.write(f"Created project {project.slug!r}. Its API key (shown once):")
         self.stdout.write(full_key)
