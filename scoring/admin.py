@@ -1,7 +1,8 @@
 """Admin of scores, abstentions and skips (reviewed and re-scored here), and scoring passes.
 
 The score table is the largest of the system: its lists never count all rows, and the
-scorer filter offers the catalog's ids instead of reading the distinct values.
+scorer filter offers the catalog's ids, the judge criteria and label configs of every
+project instead of reading the distinct values.
 """
 
 from django.contrib import admin, messages
@@ -10,7 +11,8 @@ from django.utils.html import format_html, format_html_join
 
 from checks.scorers import SCORERS
 from scoring.judge.admin import JudgeConfigAdmin
-from scoring.models import Abstention, JudgeConfig, Score, ScoringChunk, ScoringPass
+from scoring.labels import LABEL_PREFIX
+from scoring.models import Abstention, JudgeConfig, LabelConfig, Score, ScoringChunk, ScoringPass
 from scoring.review import abstentions_mark_reviewed, abstentions_rescore
 
 
@@ -19,7 +21,9 @@ class ScorerFilter(admin.SimpleListFilter):
     parameter_name = "scorer"
 
     def lookups(self, request, model_admin):
-        return [(scorer_id, scorer_id) for scorer_id in SCORERS]
+        criteria = {c for criteria in JudgeConfig.objects.values_list("criteria", flat=True) for c in criteria or {}}
+        labels = {f"{LABEL_PREFIX}{name}" for name in LabelConfig.objects.values_list("name", flat=True)}
+        return [(scorer_id, scorer_id) for scorer_id in [*SCORERS, *sorted(criteria), *sorted(labels)]]
 
     def queryset(self, request, queryset):
         return queryset.filter(scorer=self.value()) if self.value() else queryset

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from scoring.immediate import score_now
-from scoring.models import Abstention, PassStatus, Score, ScoringChunk, ScoringPass
+from scoring.models import Abstention, JudgeConfig, LabelConfig, PassStatus, Score, ScoringChunk, ScoringPass
 from scoring.passes import chunk_score, pass_plan
 from tests.base import PASSWORD
 from tests.factories import trace_create
@@ -91,3 +91,13 @@ def test_the_pass_and_score_pages_open(admin_client, skips):
     assert admin_client.get(f"/admin/scoring/scoringpass/{scoring_pass.pk}/change/").status_code == 200
     assert admin_client.get("/admin/scoring/scoringpass/").status_code == 200
     assert admin_client.get("/admin/scoring/score/?scorer=answered").status_code == 200
+
+
+def test_the_score_filter_offers_judge_criteria_and_labels(admin_client, actors):
+    JudgeConfig.objects.create(
+        project=actors.acme, endpoint="http://x/v1", model="m", criteria={"judge:polite": "Is it polite?"}
+    )
+    LabelConfig.objects.create(project=actors.acme, name="helpful", kind="boolean")
+    page = admin_client.get("/admin/scoring/score/").content.decode()
+    assert "?scorer=judge%3Apolite" in page and "?scorer=label%3Ahelpful" in page
+    assert "?scorer=exact_match" in page
