@@ -177,8 +177,8 @@ def test_a_gate_policy_can_gate_on_a_criterion(actors, server):
     # The gate run page shows what the judge said, on the failing case and the passing one.
     browser = Client()
     browser.force_login(actors.alice)
-    page = browser.get(f"/p/acme/gate-runs/{answer['gate_run_id']}/").content.decode()
-    assert "Judge on tone (failed): “curt”" in page and "Judge on tone (passed): “kind”" in page
+    page = browser.get(f"/p/acme/gate-runs/{answer['gate_run_id']}/?show=all").content.decode()
+    assert "Judge: “curt”" in page and "Judge: “kind”" in page
     # Asked again, the stored judge scores are the evidence: no new call.
     api.post("/v1/api/gate", {"dataset": "reservo", "experiment": "v1"}, format="json")
     assert server.count == 2

@@ -29,3 +29,7 @@ def test_a_path_parameter_holding_a_slash_still_matches_its_operation(actors):
     actors.api().post("/v1/api/datasets", {"name": "support/billing"}, format="json")
     assert actors.api().get("/v1/api/datasets/support/billing/cases?page_size=5").status_code == 200
     assert actors.api().get("/v1/api/datasets/support/billing/cases?pagesize=5").status_code == 400
+
+
+def test_a_method_the_path_does_not_take_is_a_405_whatever_the_parameters(actors):
+    assert actors.api().patch("/v1/api/cases/0/history?limit=20", {}, format="json").status_code == 405

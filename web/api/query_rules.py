@@ -18,26 +18,35 @@ API_PREFIX = "/v1/api/"
 
 @functools.cache
 def _operations():
-    """``[(path regex, method, query parameter names)]`` for every documented operation."""
+    """``[(strict regex, loose regex, method, query parameter names)]`` for every documented operation.
+
+    A path parameter is one segment in the strict regex; in the loose one it may hold
+    '/' (dataset and experiment names).
+    """
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operations = []
     for path, item in schema["paths"].items():
-        # A path parameter may hold '/' (dataset names): match any text, and union the
-        # parameters of every operation a path matches.
-        pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", ".+", re.escape(path)) + "$")
+        escaped = re.escape(path)
+        strict = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", escaped) + "$")
+        loose = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", ".+", escaped) + "$")
         for method, operation in item.items():
             names = {p["name"] for p in operation.get("parameters", ()) if p.get("in") == "query"}
-            operations.append((pattern, method.upper(), names))
+            operations.append((strict, loose, method.upper(), names))
     return operations
 
 
 def taken_parameters(path, method):
-    """The query parameters the operations at ``path`` take, or ``None`` if none is documented there."""
-    taken = None
-    for pattern, operation_method, names in _operations():
-        if operation_method == method and pattern.match(path):
-            taken = (taken or set()) | names
-    return taken
+    """The query parameters the operation at ``path`` takes, or ``None`` when none is documented.
+
+    Paths matched segment by segment win; only when none matches may a parameter span
+    several segments. A method the path does not document is left to the view (405).
+    """
+    for which in (0, 1):
+        matched = [(m, names) for *patterns, m, names in _operations() if patterns[which].match(path)]
+        if matched:
+            methods = [names for m, names in matched if m == method]
+            return set().union(*methods) if methods else None
+    return None
 
 
 class UnknownQueryParameterMiddleware:

@@ -192,12 +192,13 @@ def _with_errors(responses, errors):
 
 
 def export_body_required(result, generator, request, public):
-    """Postprocessing hook: the export's body is required (without one the answer is a 415).
+    """Postprocessing hook: an export's body (traces or logs) is required (without one the answer is a 415).
 
     drf-spectacular marks a body required only from a serializer's required fields, and
     this one is described by a plain schema.
     """
-    operation = result.get("paths", {}).get("/v1/traces", {}).get("post")
-    if operation and "requestBody" in operation:
-        operation["requestBody"]["required"] = True
+    for path in ("/v1/traces", "/v1/logs"):
+        operation = result.get("paths", {}).get(path, {}).get("post")
+        if operation and "requestBody" in operation:
+            operation["requestBody"]["required"] = True
     return result
