@@ -73,13 +73,15 @@ def bad_request_documented(result, generator, request, public):
     Before its view runs, any request may be refused by the middleware: a 400 for a NUL
     character in the path or a query parameter (``evalsite.middleware.NulCharacterMiddleware``)
     and a 413 for a body over the limit, chunked or not (``BodySizeLimitMiddleware``).
-    An operation that needs a key also answers 401 without one.
+    An operation that needs a key also answers 401 without one, and one whose path holds
+    a parameter answers 404 when no such thing exists or the text cannot name one.
     """
-    for operations in result.get("paths", {}).values():
+    for path, operations in result.get("paths", {}).items():
         for operation in operations.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             statuses = [400, 413] + ([401] if operation.get("security") != [{}] else [])
+            statuses += [404] if "{" in path else []
             for status in statuses:
                 operation["responses"].setdefault(
                     str(status),
