@@ -50,16 +50,7 @@ class TraceExport(APIView):
         responses=export_responses(),
     )
     def post(self, request):
-        fmt = request_format(request)
-        with export_slot():
-            spans = request_decode(
-                _body(request),
-                content_type=request.META.get("CONTENT_TYPE"),
-                content_encoding=request.META.get("HTTP_CONTENT_ENCODING"),
-                limit=settings.EVALSITE_MAX_BODY_BYTES,
-            )
-            outcome = otlp_spans_ingest(project=request_project(request), spans=spans)
-        return export_response(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
+        return _export(request, request_decode, otlp_spans_ingest, "spans", export_response)
 
 
 class LogExport(TraceExport):
@@ -82,16 +73,21 @@ class LogExport(TraceExport):
         responses=logs_export_responses(),
     )
     def post(self, request):
-        fmt = request_format(request)
-        with export_slot():
-            logs = logs_request_decode(
-                _body(request),
-                content_type=request.META.get("CONTENT_TYPE"),
-                content_encoding=request.META.get("HTTP_CONTENT_ENCODING"),
-                limit=settings.EVALSITE_MAX_BODY_BYTES,
-            )
-            outcome = otlp_logs_ingest(project=request_project(request), logs=logs)
-        return logs_export_response(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
+        return _export(request, logs_request_decode, otlp_logs_ingest, "logs", logs_export_response)
+
+
+def _export(request, decode, ingest, items, answer):
+    """Decode the export under an export slot, ingest its ``items`` and answer in the request's format."""
+    fmt = request_format(request)
+    with export_slot():
+        decoded = decode(
+            _body(request),
+            content_type=request.META.get("CONTENT_TYPE"),
+            content_encoding=request.META.get("HTTP_CONTENT_ENCODING"),
+            limit=settings.EVALSITE_MAX_BODY_BYTES,
+        )
+        outcome = ingest(project=request_project(request), **{items: decoded})
+    return answer(rejected=outcome.rejected, problems=outcome.problems, fmt=fmt)
 
 
 def _body(request):
