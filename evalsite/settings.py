@@ -265,6 +265,9 @@ LOGGING = {
         # (and keeps the sweeps every few seconds at DEBUG); failures are still errors.
         "celery.worker.strategy": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
+        # The judge's HTTP client logs every request; the judge logs its own outcomes.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
     },
 }
 

@@ -5,7 +5,10 @@ Importable anywhere and tested against a real local server:
 - ``spec``: ``Judge`` (the configuration as an immutable value), ``judge_from``,
   ``judge_scorer_version`` (the model), ``judge_score_config`` (what a score is stored with).
 - ``prompt``: the messages for one criterion and one run.
-- ``client``: one HTTP POST, bounded by a total deadline and 1 MiB.
+- ``client``: one HTTP POST through httpx, bounded by a total deadline and 1 MiB.
+- ``retries``: that POST tried again on 429 and 5xx, within the judge's timeout.
+- ``structured``: the verdict's JSON schema as ``response_format``, and servers that refuse it.
+- ``calls``: one judge call as the scorer sees it, built from the three above.
 - ``replies``: a score and a reason out of the reply, or the abstention that says why not.
 - ``scorer``: ``judge_score``, a run and a criterion to ``Result | Abstain``.
 - ``runner``: ``judge_many``, many calls at once, each outcome handed over as it finishes.

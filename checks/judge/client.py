@@ -1,21 +1,23 @@
-"""One HTTP POST to the judge, bounded in time and size. Standard library only.
+"""One HTTP POST to the judge through ``httpx``, bounded in time and size.
 
-``http_post(url, body=, headers=, timeout_seconds=)`` returns an ``HttpReply`` for any
-HTTP status, or an ``Abstain`` when no status came back:
+``http_post(url, body=, headers=, deadline=)`` returns an ``HttpReply`` for any HTTP
+status, or an ``Abstain`` when no status came back:
 
-- ``timeout_seconds`` is a **total** deadline, from the start of the connection to the
-  last byte of the reply. Socket timeouts alone would restart on every byte, so a
-  server that trickles its reply could hold a call forever: each step sets the socket
-  timeout to the time left, the body is read in chunks against a monotonic deadline,
-  and a watchdog timer shuts the socket down when the deadline passes, whatever the
-  call is waiting for (TLS handshake, status line, headers, body). Past the deadline:
-  ``Abstain("timeout")``. (Resolving the host name is left to the system resolver.)
+- ``deadline`` (a ``time.monotonic()`` instant) is a **total** deadline, from the start
+  of the connection to the last byte of the reply. httpx's timeouts restart on every
+  read, so a server that trickles its reply could hold a call for ever: each phase gets
+  the time left as its httpx timeout, and a watchdog timer shuts the socket down when
+  the deadline passes, whatever the call is waiting for (TLS handshake, status line,
+  headers, body). httpx hands the socket over through its ``trace`` extension as soon
+  as the connection is open. Past the deadline: ``Abstain("timeout")``. (Resolving the
+  host name is left to the system resolver.)
 - At most ``max_bytes`` of a reply are read. A longer reply (by its Content-Length, or
-  by counting) comes back with ``truncated=True`` and the rest is never read.
+  by counting) comes back with ``truncated=True`` and the rest is never read. The reply
+  is asked for without content encoding, so those are the bytes that are parsed.
 - Connection refused, unknown host, TLS failure, a connection broken mid-reply:
-  ``Abstain("unreachable")`` with the error's text and the phase it happened in.
-- HTTPS verifies certificates with the system's trust store. Environment proxy
-  variables are not used.
+  ``Abstain("unreachable")`` with the underlying error's text and the phase it happened in.
+- HTTPS verifies certificates with the system's trust store (``SSL_CERT_FILE`` /
+  ``SSL_CERT_DIR`` add a private CA). Environment proxy variables are not used.
 
 Nothing here sees the api key except inside ``headers``; callers redact replies
 (``checks.judge.redaction``) before quoting them anywhere.
@@ -23,19 +25,25 @@ Nothing here sees the api key except inside ``headers``; callers redact replies
 
 import contextlib
 import functools
-import http.client
 import os
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+import httpx
 
 from checks.scorers.base import Abstain
 
 MAX_REPLY_BYTES = 1024 * 1024
 _CHUNK_BYTES = 64 * 1024
+# httpx's trace events, by the phase of the call they start.
+_PHASES = {
+    "connection.start_tls.started": "connect",
+    "http11.send_request_headers.started": "send",
+    "http11.receive_response_headers.started": "receive",
+}
 
 
 @dataclass(frozen=True)
@@ -92,29 +100,26 @@ class _Timeout(Exception):
     pass
 
 
-def http_post(url, *, body, headers, timeout_seconds, max_bytes=MAX_REPLY_BYTES):
-    """POST ``body`` to ``url``; an ``HttpReply`` (any status) or an ``Abstain`` (no status)."""
-    call = _Call(url, timeout_seconds)
+def http_post(url, *, body, headers, deadline, max_bytes=MAX_REPLY_BYTES):
+    """POST ``body`` to ``url`` before ``deadline``; an ``HttpReply`` (any status) or an ``Abstain``."""
+    call = _Call(deadline)
     call.watchdog.start()
     try:
-        return call.post(body, headers, max_bytes)
+        return call.post(url, body, headers, max_bytes)
     except Exception as exc:
         return call.failure(exc)
     finally:
-        call.close()
+        call.watchdog.stop()
 
 
 class _Call:
     """One POST under one deadline, connect to last byte; ``phase`` names where it is."""
 
-    def __init__(self, url, timeout_seconds):
+    def __init__(self, deadline):
         self.started = time.monotonic()
-        self.timeout_seconds = timeout_seconds
-        self.deadline = self.started + timeout_seconds
-        self.parts = urlsplit(url)
-        self.watchdog = _Watchdog(timeout_seconds)
+        self.deadline = deadline
+        self.watchdog = _Watchdog(deadline - self.started)
         self.phase = "connect"
-        self.sock = None
 
     def time_left(self):
         left = self.deadline - time.monotonic()
@@ -122,86 +127,76 @@ class _Call:
             raise _Timeout()
         return left
 
-    def connect(self):
-        parts = self.parts
-        https = parts.scheme == "https"
-        host = parts.hostname
-        port = parts.port or (443 if https else 80)
-        self.sock = socket.create_connection((host, port), timeout=self.time_left())
-        self.watchdog.watch(self.sock)
-        if not https:
-            return http.client.HTTPConnection(host, port)
-        context = tls_context()
-        self.sock = context.wrap_socket(self.sock, server_hostname=host, do_handshake_on_connect=False)
-        self.watchdog.watch(self.sock)
-        self.sock.settimeout(self.time_left())
-        self.sock.do_handshake()
-        return http.client.HTTPSConnection(host, port, context=context)
+    def trace(self, event, info):
+        """httpx's ``trace`` hook: follows the phase, and hands the open socket to the watchdog."""
+        self.phase = _PHASES.get(event, self.phase)
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                self.watchdog.watch(sock)
 
-    def post(self, body, headers, max_bytes):
-        connection = self.connect()
-        # The socket is ours (connected under the deadline and the watchdog): no connect() here.
-        connection.sock = self.sock
-        self.phase = "send"
-        self.sock.settimeout(self.time_left())
-        path = (self.parts.path or "/") + (f"?{self.parts.query}" if self.parts.query else "")
-        connection.request("POST", path, body=body, headers=headers)
-        self.phase = "receive"
-        self.sock.settimeout(self.time_left())
-        response = connection.getresponse()
-        reply_headers = {name.lower(): value for name, value in response.getheaders()}
-        declared = _content_length(reply_headers)
+    def post(self, url, body, headers, max_bytes):
+        headers = {**headers, "Accept-Encoding": "identity"}
+        with httpx.Client(verify=tls_context(), trust_env=False, follow_redirects=False) as client:
+            request = client.build_request(
+                "POST",
+                url,
+                content=body,
+                headers=headers,
+                timeout=httpx.Timeout(self.time_left()),
+                extensions={"trace": self.trace},
+            )
+            response = client.send(request, stream=True)
+            try:
+                return self.reply(response, max_bytes)
+            finally:
+                response.close()
+
+    def reply(self, response, max_bytes):
+        declared = _content_length(response.headers)
         received = self.read(response, max_bytes) if declared is None or declared <= max_bytes else b""
         # A read the watchdog cut short ends like a normal end of stream: check it.
         self.time_left()
         truncated = len(received) > max_bytes or (declared is not None and declared > max_bytes)
         return HttpReply(
-            status=response.status,
+            status=response.status_code,
             body=received[:max_bytes],
             truncated=truncated,
-            headers=reply_headers,
+            headers={name.lower(): value for name, value in response.headers.items()},
             elapsed_seconds=time.monotonic() - self.started,
         )
 
     def read(self, response, max_bytes):
         """The body, read until its end or one byte past ``max_bytes``."""
         chunks, received = [], 0
-        while received <= max_bytes:
-            self.sock.settimeout(self.time_left())
-            chunk = response.read1(min(_CHUNK_BYTES, max_bytes + 1 - received))
-            if not chunk:
-                break
+        for chunk in response.iter_raw(_CHUNK_BYTES):
             chunks.append(chunk)
             received += len(chunk)
+            if received > max_bytes:
+                break
+            self.time_left()
         return b"".join(chunks)
 
     def failure(self, exc):
         """The ``Abstain`` for a call that got no status; anything but a network error is raised."""
-        if isinstance(exc, _Timeout | TimeoutError) or self.watchdog.fired or time.monotonic() >= self.deadline:
+        timed_out = isinstance(exc, _Timeout | httpx.TimeoutException)
+        if timed_out or self.watchdog.fired or time.monotonic() >= self.deadline:
+            seconds = round(self.deadline - self.started, 3)
             return Abstain(
                 "timeout",
                 {
-                    "message": f"the judge did not answer within {self.timeout_seconds:g} s (connect to last byte)",
-                    "timeout_seconds": self.timeout_seconds,
+                    "message": f"the judge did not answer within {seconds:g} s (connect to last byte)",
                     "phase": self.phase,
                 },
             )
-        if not isinstance(exc, OSError | http.client.HTTPException | ValueError):
+        if not isinstance(exc, httpx.TransportError | OSError | ValueError):
             raise exc
+        error = _error_text(exc)
         return Abstain(
             "unreachable",
-            {
-                "message": f"the judge could not be reached ({self.phase}): {_error_text(exc)}",
-                "error": _error_text(exc),
-                "phase": self.phase,
-            },
+            {"message": f"the judge could not be reached ({self.phase}): {error}", "error": error, "phase": self.phase},
         )
-
-    def close(self):
-        self.watchdog.stop()
-        if self.sock is not None:
-            with contextlib.suppress(OSError):
-                self.sock.close()
 
 
 def tls_context():
@@ -229,5 +224,13 @@ def _content_length(headers):
 
 
 def _error_text(exc):
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:500]
+    """The text of the error underneath httpx's (``ConnectionRefusedError: ...``, not ``ConnectError``)."""
+    root = exc
+    for _ in range(8):
+        # httpcore keeps the socket's error as its argument, with the context suppressed.
+        inner = root.__cause__ or root.__context__ or next(iter(root.args), None)
+        if not isinstance(inner, BaseException):
+            break
+        root = inner
+    text = str(root) or type(root).__name__
+    return f"{type(root).__name__}: {text}"[:500]

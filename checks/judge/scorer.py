@@ -8,30 +8,29 @@
 - ``no_answer``: the run has no answer (``None``, blank, ``[]``, ``{}``). No call.
 - ``deadline``: ``deadline`` (a ``time.monotonic()`` instant) leaves less than the
   judge's ``timeout_seconds``, give or take ``DEADLINE_TOLERANCE_SECONDS``. No call.
-- The call: ``POST {endpoint}/chat/completions`` with ``{"model", "messages",
-  "temperature": 0}``; ``Authorization: Bearer <api_key>`` only when the key is not
-  empty. Then ``unreachable``, ``timeout`` (``checks.judge.client``),
-  ``rate_limited`` (HTTP 429), ``http_error`` (any other non-2xx), each with the
-  status and the start of the body; ``reply_too_large`` (a 2xx reply over 1 MiB, the
-  rest unread); ``bad_response``, ``prose_reply``, ``score_off_scale``
-  (``checks.judge.replies``).
+- The call (``checks.judge.calls``): ``POST {endpoint}/chat/completions`` with the
+  verdict's JSON schema as ``response_format``, tried again on 429 and 5xx within the
+  judge's timeout. Then ``unreachable``, ``timeout``, ``rate_limited`` (HTTP 429),
+  ``http_error`` (any other non-2xx), each with the status and the start of the body;
+  ``reply_too_large`` (a 2xx reply over 1 MiB, the rest unread); ``bad_response``,
+  ``prose_reply``, ``score_off_scale`` (``checks.judge.replies``).
 - Otherwise a ``Result``: ``value`` is the model's score, ``passed`` is
   ``score >= PASS_THRESHOLD`` (0.5), ``reason`` is the model's reason, and ``detail``
-  carries the criterion, its question, the model, the score, the threshold and the
-  start of the reply.
+  carries the criterion, its question, the model, the score, the threshold, the start
+  of the reply, the number of calls (``attempts``) and whether the reply was asked for
+  as structured output (``structured_output``).
 
 The api key never appears in what comes back or in a log line: every outcome is
 redacted before it leaves this module.
 """
 
-import json
 import logging
 import time
 
 from checks.scorers.base import Abstain, Result
 from checks.scorers.values import is_empty
 
-from .client import MAX_REPLY_BYTES, HttpReply, http_post
+from .calls import ask_judge
 from .prompt import judge_messages
 from .redaction import redact
 from .replies import completion_content, quote, verdict_from_reply
@@ -43,8 +42,6 @@ logger = logging.getLogger("scoring.judge")
 # not cost it the call its arithmetic promised: with a 30 s request timeout and a 30 s
 # judge timeout, the one run that fits is judged.
 DEADLINE_TOLERANCE_SECONDS = 0.5
-BODY_QUOTE_CHARS = 2000
-USER_AGENT = "evalsite-judge/1"
 # Abstentions that say the model server is down, slow or refusing: an operator wants to see them.
 _OPERATIONAL = {"unreachable", "timeout", "rate_limited", "http_error", "reply_too_large", "bad_response"}
 
@@ -90,18 +87,9 @@ def _score(judge, criterion_id, run, deadline):
         expected=run.expected_output,
         has_expected=run.expected_output is not None,
     )
-    body = json.dumps({"model": judge.model, "messages": messages, "temperature": 0}, ensure_ascii=False)
-    reply = http_post(
-        judge.url,
-        body=body.encode("utf-8"),
-        headers=request_headers(judge.api_key),
-        timeout_seconds=judge.timeout_seconds,
-    )
+    reply, facts = ask_judge(judge, messages)
     if isinstance(reply, Abstain):
-        return reply
-    failed = _http_failure(reply)
-    if failed is not None:
-        return failed
+        return Abstain(reply.reason, {**reply.detail, **facts})
     content = completion_content(reply.body)
     if isinstance(content, Abstain):
         return Abstain(content.reason, {**content.detail, "status": reply.status})
@@ -120,6 +108,7 @@ def _score(judge, criterion_id, run, deadline):
             "threshold": PASS_THRESHOLD,
             "reply": quote(content),
             "elapsed_ms": round(reply.elapsed_seconds * 1000),
+            **facts,
         },
     )
 
@@ -140,45 +129,6 @@ def _deadline_short(judge, deadline):
             "timeout_seconds": judge.timeout_seconds,
         },
     )
-
-
-def request_headers(api_key):
-    """The call's headers: no ``Authorization`` at all when the key is empty."""
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json",
-        "User-Agent": USER_AGENT,
-        "Connection": "close",
-    }
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return headers
-
-
-def _http_failure(reply: HttpReply):
-    text = reply.body.decode("utf-8", errors="replace")
-    if not 200 <= reply.status < 300:
-        detail = {
-            "status": reply.status,
-            "body": text[:BODY_QUOTE_CHARS] + ("…" if len(text) > BODY_QUOTE_CHARS or reply.truncated else ""),
-        }
-        if reply.status == 429:
-            if "retry-after" in reply.headers:
-                detail["retry_after"] = reply.headers["retry-after"][:100]
-            return Abstain(
-                "rate_limited", {"message": "the judge's server is rate limiting calls (HTTP 429)", **detail}
-            )
-        return Abstain("http_error", {"message": f"the judge's server answered HTTP {reply.status}", **detail})
-    if reply.truncated:
-        return Abstain(
-            "reply_too_large",
-            {
-                "message": f"the judge's reply is over {MAX_REPLY_BYTES} bytes; the rest was not read",
-                "limit_bytes": MAX_REPLY_BYTES,
-                "status": reply.status,
-            },
-        )
-    return None
 
 
 def _log(outcome, judge, criterion_id, run):

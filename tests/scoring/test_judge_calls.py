@@ -119,11 +119,12 @@ def test_it_abstains_on_a_rate_limit_with_its_status_and_body_not_a_zero(server)
 
 
 def test_it_abstains_on_a_server_error_with_its_status_and_body(server):
-    server.script(raw(500, "model crashed: CUDA out of memory"))
-    outcome = ask(server)
+    server.default = raw(500, "model crashed: CUDA out of memory")
+    outcome = ask(server, timeout_seconds=2)
     assert (outcome.reason, outcome.detail["status"], outcome.detail["body"]) == (
         "http_error", 500, "model crashed: CUDA out of memory"
     )  # fmt: skip
+    assert outcome.detail["attempts"] == server.count > 1
 
 
 def test_it_abstains_when_the_reply_stalls_past_the_timeout(server):
