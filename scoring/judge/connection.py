@@ -6,7 +6,8 @@ question about one fixed answer through the judge's own scoring path
 the same URL, headers, deadline, 1 MiB cap and reply parsing. It returns a
 ``ConnectionTest``: ``ok`` with the model's score and reason, or the abstention's
 reason code (``unreachable``, ``timeout``, ``rate_limited``, ``http_error``,
-``bad_response``, ``prose_reply``...) and its message; and the elapsed milliseconds.
+``bad_response``, ``prose_reply``...), its message and the start of what the server
+said; and the elapsed milliseconds.
 
 The call's timeout is the judge's ``timeout_seconds``, cut to fit the server's request
 timeout (``EVALSITE_REQUEST_TIMEOUT_SECONDS``) because the page waits for the answer.
@@ -34,6 +35,7 @@ PROBE_RUN = RunView(
     cost_cents=None,
     spans=(),
 )
+BODY_CHARS = 500
 # The page's own work around the call (session, template) needs a moment of the request's time.
 REQUEST_MARGIN_SECONDS = 2
 
@@ -48,6 +50,7 @@ class ConnectionTest:
     reason: str = ""  # the model's reason when ok, the abstention's reason code otherwise
     message: str = ""  # what went wrong, when not ok
     status: int | None = None  # the HTTP status, when the server answered with one
+    body: str = ""  # the start of the server's error body or reply (redacted), when there is one
 
 
 def judge_connection_test(config):
@@ -68,6 +71,7 @@ def judge_connection_test(config):
             reason=outcome.reason,
             message=str(detail.get("message", "")),
             status=detail.get("status") if isinstance(detail.get("status"), int) else None,
+            body=str(detail.get("body") or detail.get("reply") or "")[:BODY_CHARS],
         )
     return ConnectionTest(
         ok=True, elapsed_ms=elapsed_ms, model=judge.model, url=judge.url, score=outcome.value, reason=outcome.reason

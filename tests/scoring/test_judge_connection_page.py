@@ -63,6 +63,7 @@ def test_an_http_error_that_echoes_the_key_shows_the_status_but_never_the_key(ac
     judge.script(Behaviour(status=401, echo_authorization=True))
     html = _post(actors.alice).content.decode()
     assert 'data-field="reason">http_error<' in html and "HTTP 401" in html
+    assert "bad key: Bearer [redacted]" in html  # the server's body is shown, the key in it blanked
     assert KEY not in html
 
 
@@ -70,7 +71,8 @@ def test_a_rate_limit_and_a_prose_reply_are_named(actors, judge):
     _configure(actors, judge.url)
     judge.script(raw(429, '{"error": "slow down"}'), says("Sure, it says OK."))
     assert 'data-field="reason">rate_limited<' in _post(actors.alice).content.decode()
-    assert 'data-field="reason">prose_reply<' in _post(actors.alice).content.decode()
+    prose = _post(actors.alice).content.decode()
+    assert 'data-field="reason">prose_reply<' in prose and "Sure, it says OK." in prose
 
 
 def test_a_slow_judge_times_out_at_its_configured_timeout(actors, judge):
