@@ -25,8 +25,8 @@ from datasets.case_validation import (
     json_value_problem,
     unknown_key_message,
 )
-from datasets.cases import case_snapshot, revision_write, writable_dataset_check
-from datasets.models import CaseRevision, CaseStatus, GoldenCase, Trace
+from datasets.cases import revisions_write_created, writable_dataset_check
+from datasets.models import CaseStatus, GoldenCase, Trace
 from evalsite.errors import Conflict, Invalid
 
 MAX_TRACES_PER_CAPTURE = 500
@@ -88,26 +88,26 @@ def _capture(dataset, request, by):
     }
     new_ids = [t for t in trace_ids if t not in existing]
     names = _names_choose(dataset, new_ids, request.get("name"))
-    created = {}
-    for trace_id in new_ids:
-        run = runs[trace_id]
-        if request["use_output_as_expected"]:
-            expected = run.output
-        else:
-            expected = request.get("expected_output")
-        case = GoldenCase.objects.create(
+    # Inserted in bulk (the cases, then their revisions), not two statements per run: a
+    # capture of thousands of runs stays one short transaction.
+    cases = GoldenCase.objects.bulk_create(
+        GoldenCase(
             dataset=dataset,
             name=names[trace_id],
-            input=run.input,
-            expected_output=expected,
+            input=runs[trace_id].input,
+            expected_output=runs[trace_id].output
+            if request["use_output_as_expected"]
+            else request.get("expected_output"),
             expectations=request.get("expectations") or {},
             status=CaseStatus.ACTIVE,
             source_trace_id=trace_id,
-            source_run=run,
+            source_run=runs[trace_id],
             version=1,
         )
-        revision_write(case=case, action=CaseRevision.Action.CREATED, old=None, new=case_snapshot(case), by=by)
-        created[trace_id] = case
+        for trace_id in new_ids
+    )
+    revisions_write_created(cases=cases, by=by)
+    created = {case.source_trace_id: case for case in cases}
     return [
         Captured(trace_id, created[trace_id], True)
         if trace_id in created
@@ -190,7 +190,7 @@ CAPTURE_REQUEST_SCHEMA = {
 }
 
 
-def _capture_request_clean(data, max_runs):
+def _capture_request_clean(data, max_runs=MAX_TRACES_PER_CAPTURE):
     if not isinstance(data, dict):
         raise Invalid("The body must be a JSON object.", errors=[{"field": None, "message": "must be a JSON object"}])
     errors = [
