@@ -127,3 +127,22 @@ def test_a_viewer_gets_403_and_an_outsider_404(acme):
     assert _capture(_client(acme.victor), "experiment=v1").status_code == 403
     assert _capture(_client(acme.charlie), "experiment=v1").status_code == 404
     assert not GoldenCase.objects.exists()
+
+
+def test_a_capture_that_fails_leaves_nothing_half_written(acme):
+    failed = acme.api().post(
+        "/v1/api/score",
+        {
+            "scorers": ["contains"],
+            "config": {"contains": {"value": "nope"}},
+            "trace_ids": [f"v2-{i:03d}" for i in range(5)],
+        },
+        format="json",
+    )
+    assert failed.status_code == 200
+    response = _capture(
+        _client(acme.bob), "experiment=v2", dataset="", new_dataset="fresh", use_output_as_expected="on"
+    )
+    assert response.status_code == 400
+    assert "would become the reference of its own failure" in response.content.decode()
+    assert not Dataset.objects.filter(name="fresh").exists() and not GoldenCase.objects.exists()

@@ -61,8 +61,9 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
 def _captured_message(request, dataset, captured, skipped, matching=None):
     created = sum(c.created for c in captured)
     existing = len(captured) - created
-    text = "" if matching is None else f"All {matching} run{'s' if matching != 1 else ''} matching the filter: "
-    text += f"{'c' if text else 'C'}aptured {created} run{'s' if created != 1 else ''} into {dataset.name}."
+    text = f"Captured {created} run{'s' if created != 1 else ''} into {dataset.name}."
+    if matching is not None:
+        text = f"All {matching} run{'s' if matching != 1 else ''} matching the filter: c{text[1:]}"
     if existing:
         text += f" {existing} {'was' if existing == 1 else 'were'} already there (no twin created)."
     if created and not any(c.case.expected_output is not None for c in captured if c.created):
