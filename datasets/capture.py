@@ -25,8 +25,8 @@ from datasets.case_validation import (
     json_value_problem,
     unknown_key_message,
 )
-from datasets.cases import case_snapshot, revision_write, writable_dataset_check
-from datasets.models import CaseRevision, CaseStatus, GoldenCase, Trace
+from datasets.cases import revisions_write_created, writable_dataset_check
+from datasets.models import CaseStatus, GoldenCase, Trace
 from evalsite.errors import Conflict, Invalid
 
 MAX_TRACES_PER_CAPTURE = 500
@@ -40,11 +40,11 @@ class Captured:
     created: bool
 
 
-def cases_capture(*, dataset, data, by):
+def cases_capture(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     """Capture the runs named in ``data`` into ``dataset``; returns ``[Captured]`` in request order.
 
-    ``data``: ``trace_ids`` (required, 1..500 runs of the dataset's project; repeats
-    are captured once), ``use_output_as_expected`` (default false), and optionally
+    ``data``: ``trace_ids`` (required, 1..``max_runs`` runs of the dataset's project;
+    500 unless a caller with its own bound says otherwise; repeats are captured once), ``use_output_as_expected`` (default false), and optionally
     ``expected_output`` and ``expectations`` (given to every new case) and ``name``
     (only with a single run; by default a case is named after its run's ``trace_id``,
     with ``-2``, ``-3``... added when the name is taken). Atomic: every new case and
@@ -52,7 +52,7 @@ def cases_capture(*, dataset, data, by):
     or a run that is not in the project, ``Conflict`` when the ``name`` asked for is
     taken.
     """
-    request = _capture_request_clean(data)
+    request = _capture_request_clean(data, max_runs)
     writable_dataset_check(dataset)
     for attempt in range(2):
         try:
@@ -88,26 +88,26 @@ def _capture(dataset, request, by):
     }
     new_ids = [t for t in trace_ids if t not in existing]
     names = _names_choose(dataset, new_ids, request.get("name"))
-    created = {}
-    for trace_id in new_ids:
-        run = runs[trace_id]
-        if request["use_output_as_expected"]:
-            expected = run.output
-        else:
-            expected = request.get("expected_output")
-        case = GoldenCase.objects.create(
+    # Inserted in bulk (the cases, then their revisions), not two statements per run: a
+    # capture of thousands of runs stays one short transaction.
+    cases = GoldenCase.objects.bulk_create(
+        GoldenCase(
             dataset=dataset,
             name=names[trace_id],
-            input=run.input,
-            expected_output=expected,
+            input=runs[trace_id].input,
+            expected_output=runs[trace_id].output
+            if request["use_output_as_expected"]
+            else request.get("expected_output"),
             expectations=request.get("expectations") or {},
             status=CaseStatus.ACTIVE,
             source_trace_id=trace_id,
-            source_run=run,
+            source_run=runs[trace_id],
             version=1,
         )
-        revision_write(case=case, action=CaseRevision.Action.CREATED, old=None, new=case_snapshot(case), by=by)
-        created[trace_id] = case
+        for trace_id in new_ids
+    )
+    revisions_write_created(cases=cases, by=by)
+    created = {case.source_trace_id: case for case in cases}
     return [
         Captured(trace_id, created[trace_id], True)
         if trace_id in created
@@ -190,7 +190,7 @@ CAPTURE_REQUEST_SCHEMA = {
 }
 
 
-def _capture_request_clean(data):
+def _capture_request_clean(data, max_runs=MAX_TRACES_PER_CAPTURE):
     if not isinstance(data, dict):
         raise Invalid("The body must be a JSON object.", errors=[{"field": None, "message": "must be a JSON object"}])
     errors = [
@@ -204,8 +204,8 @@ def _capture_request_clean(data):
         errors.append({"field": "trace_ids", "message": "is required: the trace_ids of the runs to capture"})
     elif not isinstance(trace_ids, list) or not trace_ids:
         errors.append({"field": "trace_ids", "message": "must be a non-empty list of trace_ids"})
-    elif len(trace_ids) > MAX_TRACES_PER_CAPTURE:
-        errors.append({"field": "trace_ids", "message": f"must list at most {MAX_TRACES_PER_CAPTURE} runs"})
+    elif len(trace_ids) > max_runs:
+        errors.append({"field": "trace_ids", "message": f"must list at most {max_runs} runs"})
     else:
         bad = [
             i

@@ -56,6 +56,18 @@ def revision_write(*, case, action, old, new, by):
     )
 
 
+def revisions_write_created(*, cases, by):
+    """Record the ``created`` revision of each of ``cases`` (just saved, at version 1) in one insert."""
+    actor = actor_fields(by)
+    return CaseRevision.objects.bulk_create(
+        CaseRevision(
+            case=case, version=case.version, action=CaseRevision.Action.CREATED, old=None, new=case_snapshot(case),
+            **actor,
+        )
+        for case in cases
+    )  # fmt: skip
+
+
 def writable_dataset_check(dataset):
     if dataset.archived:
         raise Conflict(f"Dataset {dataset.name!r} is archived; its cases cannot change.")

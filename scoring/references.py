@@ -8,7 +8,7 @@ skipped (the answer says which, and why) and the others captured. The rest of th
 are the capture's own (``datasets.capture``).
 """
 
-from datasets.capture import CAPTURE_REQUEST_SCHEMA, cases_capture
+from datasets.capture import CAPTURE_REQUEST_SCHEMA, MAX_TRACES_PER_CAPTURE, cases_capture
 from evalsite.errors import Conflict, Invalid
 from scoring.freshness import scores_fresh
 from scoring.models import Score, ScoreSource
@@ -49,13 +49,14 @@ def runs_failed_checks(*, project, trace_ids):
     return failed
 
 
-def cases_capture_guarded(*, dataset, data, by):
+def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     """``(captured, skipped)``: ``datasets.capture.cases_capture`` with failing runs kept from becoming references.
 
-    ``skipped`` is ``[{"trace_id", "failed_checks"}]`` of the runs left out.
+    ``skipped`` is ``[{"trace_id", "failed_checks"}]`` of the runs left out. ``max_runs``
+    is the capture's bound on the runs of one request (``cases_capture``).
     """
     if not isinstance(data, dict):
-        return cases_capture(dataset=dataset, data=data, by=by), []
+        return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), []
     data = dict(data)
     accept = data.pop(ACCEPT_FIELD, False)
     if not isinstance(accept, bool):
@@ -65,10 +66,10 @@ def cases_capture_guarded(*, dataset, data, by):
         )
     trace_ids = data.get("trace_ids")
     if accept or data.get("use_output_as_expected") is not True or not isinstance(trace_ids, list):
-        return cases_capture(dataset=dataset, data=data, by=by), []
+        return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), []
     failed = runs_failed_checks(project=dataset.project, trace_ids=[t for t in trace_ids if isinstance(t, str)])
     if not failed:
-        return cases_capture(dataset=dataset, data=data, by=by), []
+        return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), []
     if len(set(trace_ids)) == 1 or all(t in failed for t in trace_ids):
         raise Conflict(
             "A run that failed a check would become the reference of its own failure. Give its expected answer, "
@@ -81,4 +82,4 @@ def cases_capture_guarded(*, dataset, data, by):
         )
     skipped = [{"trace_id": t, "failed_checks": failed[t]} for t in dict.fromkeys(trace_ids) if t in failed]
     data["trace_ids"] = [t for t in trace_ids if t not in failed]
-    return cases_capture(dataset=dataset, data=data, by=by), skipped
+    return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), skipped

@@ -65,3 +65,36 @@ def log_in(page, username, next_path="/"):
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"**{next_path}")
+
+
+AXE = Path(__file__).resolve().parents[1] / "ci" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(page):
+    """The serious and critical axe-core violations (WCAG 2 A/AA and best practice) of the page as it is."""
+    if not AXE.exists():
+        pytest.fail(f"axe-core is not installed at {AXE}: run `npm install --prefix tests/ci` (.ci/run does this).")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "async () => (await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'best-practice']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes']}"
+        for v in result
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def overflow_px(page):
+    """How many pixels the page is wider than the screen (0 or less: it fits)."""
+    return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+
+
+def no_js_page(page, live_server):
+    """A second page, in its own context with JavaScript off, on the same live server."""
+    context = page.context.browser.new_context(
+        base_url=live_server.url, viewport={"width": 1280, "height": 900}, java_script_enabled=False
+    )
+    context.set_default_timeout(15_000)
+    return context.new_page()

@@ -212,11 +212,10 @@ class CaptureForm(DatasetTargetMixin, ValueWithFormat, forms.Form):
 
 
 class BulkCaptureForm(DatasetTargetMixin, forms.Form):
-    """Capture the runs ticked in the runs list."""
+    """Capture the runs ticked in the runs list, or every run its filter matches (``all_matching``)."""
 
-    trace_ids = forms.Field(
-        widget=forms.MultipleHiddenInput, error_messages={"required": "Tick at least one run to capture."}
-    )
+    trace_ids = forms.Field(required=False, widget=forms.MultipleHiddenInput)
+    all_matching = forms.BooleanField(required=False, label="Every run matching this filter")
     dataset = forms.ChoiceField(required=False)
     new_dataset = forms.CharField(required=False, max_length=100, label="or a new dataset")
     use_output_as_expected = forms.BooleanField(
@@ -232,10 +231,17 @@ class BulkCaptureForm(DatasetTargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.dataset_choices(datasets)
 
+    def clean(self):
+        data = super().clean()
+        # With all_matching the runs are the filter's, found again by the server: the ticks are ignored.
+        if not data.get("all_matching") and not data.get("trace_ids"):
+            self.add_error("trace_ids", "Tick at least one run to capture.")
+        return data
+
     def capture_data(self):
         d = self.cleaned_data
         return {
-            "trace_ids": list(d["trace_ids"]),
+            "trace_ids": list(d["trace_ids"] or []),
             "use_output_as_expected": d["use_output_as_expected"],
             "accept_failed_output": d["accept_failed_output"],
         }

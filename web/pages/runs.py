@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django.shortcuts import redirect
 
+from datasets.capture import MAX_TRACES_PER_CAPTURE
 from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
 from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
@@ -27,13 +28,17 @@ from web.pages.queue import queue_after_capture
 from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
+# "Select all N runs matching this filter" captures in one request and one transaction;
+# a filter matching more is answered with a message to narrow it, and nothing is written.
+ALL_MATCHING_MAX = 5000
 
 
-def capture_into(*, project, form, data, by):
+def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     """Capture into the dataset the form names, creating it first when it is new (atomically).
 
     Returns ``(dataset, captured, skipped)``, or ``None`` after putting the errors on the form
     (a run that failed a check is kept from becoming its own reference: ``scoring.references``).
+    One transaction: the new dataset and every new case are written, or nothing is.
     """
     new_name = form.cleaned_data.get("new_dataset")
     try:
@@ -47,16 +52,18 @@ def capture_into(*, project, form, data, by):
                     raise
             else:
                 dataset = dataset_get(project=project, name=form.cleaned_data["dataset"])
-            return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by))
+            return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by, max_runs=max_runs))
     except DomainError as exc:
         errors_show(form, exc)
         return None
 
 
-def _captured_message(request, dataset, captured, skipped):
+def _captured_message(request, dataset, captured, skipped, matching=None):
     created = sum(c.created for c in captured)
     existing = len(captured) - created
     text = f"Captured {created} run{'s' if created != 1 else ''} into {dataset.name}."
+    if matching is not None:
+        text = f"All {matching} run{'s' if matching != 1 else ''} matching the filter: c{text[1:]}"
     if existing:
         text += f" {existing} {'was' if existing == 1 else 'were'} already there (no twin created)."
     if created and not any(c.case.expected_output is not None for c in captured if c.created):
@@ -96,9 +103,9 @@ def run_list(request, project):
     datasets = list(dataset_list(project=project, include_archived=False))
     capture = BulkCaptureForm(request.POST or None, datasets=datasets)
     if request.method == "POST" and capture.is_valid():
-        done = capture_into(project=project, form=capture, data=capture.capture_data(), by=request.user)
+        done, matched = _capture_posted(request, project, capture, filters, matching)
         if done is not None:
-            _captured_message(request, *done)
+            _captured_message(request, *done, matching=matched)
             return redirect("dataset", slug=project.slug, name=done[0].name)
     runs, newer, older, page = runs_page(request, traces, sort)
     return page_render(
@@ -116,10 +123,41 @@ def run_list(request, project):
             "older": older,
             "capture": capture,
             "selected": set(request.POST.getlist("trace_ids")),
+            "all_matching_max": ALL_MATCHING_MAX,
             "datasets": datasets,
         },
         status=400 if capture.errors else 200,
     )
+
+
+def _capture_posted(request, project, capture, filters, matching):
+    """``(capture_into's answer, how many runs matched or None)`` for the runs list's capture form.
+
+    Without ``all_matching``: the ticked runs. With it: every run the list's filter matches,
+    up to ``ALL_MATCHING_MAX``. The filter is the list's own query parameters, on the URL the
+    form posts to, read again by ``RunFilterForm`` here: the ids ticked on the page are not
+    trusted to stand for the rest.
+    """
+    if not capture.cleaned_data["all_matching"]:
+        return capture_into(project=project, form=capture, data=capture.capture_data(), by=request.user), None
+    if filters.is_bound and not filters.is_valid():
+        capture.add_error(None, "The filter has an error: correct it before capturing every run it matches.")
+        return None, None
+    ordered = matching.order_by("started_at", "id").values_list("trace_id", flat=True)
+    trace_ids = list(ordered[: ALL_MATCHING_MAX + 1])
+    if len(trace_ids) > ALL_MATCHING_MAX:
+        capture.add_error(
+            None,
+            f"{matching.count():,} runs match this filter, and at most {ALL_MATCHING_MAX:,} can be captured at "
+            "once. Nothing was captured: narrow the filter (an experiment, a time range) and capture each part.",
+        )
+        return None, None
+    if not trace_ids:
+        capture.add_error(None, "No run matches this filter any more: nothing was captured.")
+        return None, None
+    data = {**capture.capture_data(), "trace_ids": trace_ids}
+    done = capture_into(project=project, form=capture, data=data, by=request.user, max_runs=ALL_MATCHING_MAX)
+    return done, len(trace_ids)
 
 
 def _sort_link(request, sort):

@@ -36,6 +36,7 @@ project_patterns = [
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
     path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
+    path("settings/judge/test/", judge.judge_test, name="judge-test"),
     path("settings/", team.settings_page, name="project-settings"),
     path("settings/keys/", team.key_create, name="key-create"),
     path("settings/keys/<int:key_id>/revoke/", team.key_revoke, name="key-revoke"),

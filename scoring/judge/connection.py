@@ -1,0 +1,78 @@
+"""Testing a project's judge: one real call with a tiny fixed prompt, nothing stored.
+
+``judge_connection_test(config)`` asks the configured endpoint and model one fixed
+question about one fixed answer through the judge's own scoring path
+(``checks.judge.judge_score``), so the test meets exactly what a scoring pass would:
+the same URL, headers, deadline, 1 MiB cap and reply parsing. It returns a
+``ConnectionTest``: ``ok`` with the model's score and reason, or the abstention's
+reason code (``unreachable``, ``timeout``, ``rate_limited``, ``http_error``,
+``bad_response``, ``prose_reply``...), its message and the start of what the server
+said; and the elapsed milliseconds.
+
+The call's timeout is the judge's ``timeout_seconds``, cut to fit the server's request
+timeout (``EVALSITE_REQUEST_TIMEOUT_SECONDS``) because the page waits for the answer.
+Everything returned went through the judge's redaction: the api key is never in it.
+"""
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from checks.judge import judge_from, judge_score
+from checks.scorers.base import Abstain, RunView
+
+PROBE_CRITERION = "connection_test"
+PROBE_QUESTION = "Does the answer say OK?"
+PROBE_RUN = RunView(
+    trace_id="connection-test",
+    input="Reply with the single word OK.",
+    output="OK",
+    status="ok",
+    error=None,
+    latency_ms=None,
+    cost_cents=None,
+    spans=(),
+)
+BODY_CHARS = 500
+# The page's own work around the call (session, template) needs a moment of the request's time.
+REQUEST_MARGIN_SECONDS = 2
+
+
+@dataclass(frozen=True)
+class ConnectionTest:
+    ok: bool
+    elapsed_ms: int
+    model: str
+    url: str  # where the call went: {endpoint}/chat/completions
+    score: float | None = None
+    reason: str = ""  # the model's reason when ok, the abstention's reason code otherwise
+    message: str = ""  # what went wrong, when not ok
+    status: int | None = None  # the HTTP status, when the server answered with one
+    body: str = ""  # the start of the server's error body or reply (redacted), when there is one
+
+
+def judge_connection_test(config):
+    """One call to the judge configured by ``config`` (a ``JudgeConfig`` row or a ``Judge``); never raises."""
+    judge = judge_from(config)
+    timeout = max(1, min(judge.timeout_seconds, settings.EVALSITE_REQUEST_TIMEOUT_SECONDS - REQUEST_MARGIN_SECONDS))
+    probe = dataclasses.replace(judge, criteria={PROBE_CRITERION: PROBE_QUESTION}, timeout_seconds=timeout)
+    started = time.monotonic()
+    outcome = judge_score(config=probe, criterion_id=PROBE_CRITERION, run=PROBE_RUN)
+    elapsed_ms = round((time.monotonic() - started) * 1000)
+    if isinstance(outcome, Abstain):
+        detail = outcome.detail
+        return ConnectionTest(
+            ok=False,
+            elapsed_ms=elapsed_ms,
+            model=judge.model,
+            url=judge.url,
+            reason=outcome.reason,
+            message=str(detail.get("message", "")),
+            status=detail.get("status") if isinstance(detail.get("status"), int) else None,
+            body=str(detail.get("body") or detail.get("reply") or "")[:BODY_CHARS],
+        )
+    return ConnectionTest(
+        ok=True, elapsed_ms=elapsed_ms, model=judge.model, url=judge.url, score=outcome.value, reason=outcome.reason
+    )
