@@ -69,7 +69,8 @@ def test_an_http_error_that_echoes_the_key_shows_the_status_but_never_the_key(ac
 
 def test_a_rate_limit_and_a_prose_reply_are_named(actors, judge):
     _configure(actors, judge.url)
-    judge.script(raw(429, '{"error": "slow down"}'), says("Sure, it says OK."))
+    # A Retry-After longer than the judge's timeout: no second call, the 429 is the outcome.
+    judge.script(raw(429, '{"error": "slow down"}', headers={"Retry-After": "600"}), says("Sure, it says OK."))
     assert 'data-field="reason">rate_limited<' in _post(actors.alice).content.decode()
     prose = _post(actors.alice).content.decode()
     assert 'data-field="reason">prose_reply<' in prose and "Sure, it says OK." in prose
