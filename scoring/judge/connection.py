@@ -7,7 +7,8 @@ the same URL, headers, deadline, 1 MiB cap and reply parsing. It returns a
 ``ConnectionTest``: ``ok`` with the model's score and reason, or the abstention's
 reason code (``unreachable``, ``timeout``, ``rate_limited``, ``http_error``,
 ``bad_response``, ``prose_reply``...), its message and the start of what the server
-said; and the elapsed milliseconds.
+said; the elapsed milliseconds, the calls made (retries on 429 and 5xx) and whether
+the server took the verdict's schema as structured output.
 
 The call's timeout is the judge's ``timeout_seconds``, cut to fit the server's request
 timeout (``EVALSITE_REQUEST_TIMEOUT_SECONDS``) because the page waits for the answer.
@@ -51,6 +52,8 @@ class ConnectionTest:
     message: str = ""  # what went wrong, when not ok
     status: int | None = None  # the HTTP status, when the server answered with one
     body: str = ""  # the start of the server's error body or reply (redacted), when there is one
+    attempts: int = 0  # calls made: more than one when the server asked to try again (429, 5xx)
+    structured_output: bool | None = None  # False when the server refused response_format
 
 
 def judge_connection_test(config):
@@ -72,7 +75,18 @@ def judge_connection_test(config):
             message=str(detail.get("message", "")),
             status=detail.get("status") if isinstance(detail.get("status"), int) else None,
             body=str(detail.get("body") or detail.get("reply") or "")[:BODY_CHARS],
+            **_call_facts(detail),
         )
     return ConnectionTest(
-        ok=True, elapsed_ms=elapsed_ms, model=judge.model, url=judge.url, score=outcome.value, reason=outcome.reason
+        ok=True,
+        elapsed_ms=elapsed_ms,
+        model=judge.model,
+        url=judge.url,
+        score=outcome.value,
+        reason=outcome.reason,
+        **_call_facts(outcome.detail),
     )
+
+
+def _call_facts(detail):
+    return {"attempts": detail.get("attempts", 0), "structured_output": detail.get("structured_output")}

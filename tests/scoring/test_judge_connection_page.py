@@ -4,6 +4,7 @@ HTTP server on loopback here), its outcome on the page, the key never shown, adm
 import pytest
 from django.test import Client
 
+from checks.judge import structured
 from scoring.judge.services import judge_configure
 from tests.scoring.judge_server import Behaviour, judge_server, raw, refused_url, says
 
@@ -106,3 +107,19 @@ def test_the_test_is_a_post(actors, judge):
     page = client.get("/p/acme/settings/judge/").content.decode()
     assert 'action="/p/acme/settings/judge/test/"' in page and "Test connection</button>" in page
     assert judge.count == 0
+
+
+def test_it_says_when_the_server_asked_to_try_again_and_refused_structured_output(actors, judge):
+    structured.forget_refusals()
+    _configure(actors, judge.url)
+    judge.script(
+        raw(400, '{"error": {"message": "Unknown parameter: response_format"}}'),
+        raw(503, "warming up", headers={"Retry-After": "0"}),
+        says('{"score": 1, "reason": "OK."}'),
+    )
+    html = _post(actors.alice).content.decode()
+    structured.forget_refusals()
+    assert '<span class="badge ok">OK</span>' in html
+    assert 'data-field="attempts">3 calls<' in html
+    assert "does not take structured output" in html
+    assert judge.count == 3
