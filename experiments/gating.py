@@ -181,7 +181,7 @@ def _evaluate(gate_run):
     for position, case in enumerate(cases):
         runs = trials.get(case["id"], CaseTrialRuns())
         result, case_trials = _case_result(case, runs, scorers[case["id"]], outcomes, tools, policy, advisory)
-        rows.append(_row(gate_run, position, case, result, case_trials))
+        rows.append(_row(gate_run.pk, position, case, result, case_trials))
         if not case["quarantined"]:
             decided.append(case_trials)
     gating = sorted({s for ids in scorers.values() for s in ids} - set(advisory))
@@ -250,9 +250,9 @@ class CaseRow:
     result: dict
 
 
-def _row(gate_run, position, case, result, decided):
+def _row(gate_run_id, position, case, result, decided):
     return CaseRow(
-        gate_run_id=gate_run.pk, position=position, case_id=case["id"], name=case["name"], passed=decided.passed,
+        gate_run_id=gate_run_id, position=position, case_id=case["id"], name=case["name"], passed=decided.passed,
         measured=decided.measured, flaky=decided.flaky, quarantined=case["quarantined"], result=result,
     )  # fmt: skip
 

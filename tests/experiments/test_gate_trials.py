@@ -192,3 +192,26 @@ def test_compare_pairs_the_cases_with_mcnemar_and_wilson(actors, dataset):
     assert cases["base"]["pass_rate"] == pytest.approx(2 / 3)
     assert cases["base"]["ci95"] == [pytest.approx(0.2077, abs=1e-4), pytest.approx(0.9385, abs=1e-4)]
     assert GateRun.objects.count() == 2
+
+
+def test_a_run_of_a_case_no_longer_active_is_not_a_trial(actors, dataset):
+    _upload(actors, "v1", {"quote": "p", "book": "f", "cancel": "p"})
+    GoldenCase.objects.filter(dataset=dataset, name="book").update(status="archived")
+    answer = _gate(actors, "v1")
+    assert (answer["verdict"], answer["passed_cases"], answer["total_cases"]) == ("PASS", 2, 2)
+    assert sorted(c["name"] for c in answer["cases"]) == ["cancel", "quote"]
+
+
+def test_the_gate_leaves_the_cycle_collector_as_it_found_it(actors, dataset):
+    import gc
+
+    _upload(actors, "v1", {"quote": "p", "book": "p", "cancel": "p"})
+    assert gc.isenabled()
+    _gate(actors, "v1")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _gate(actors, "v1")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
