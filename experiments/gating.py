@@ -41,6 +41,7 @@ from experiments.models import GateCase, GateRun
 from experiments.policies import baseline_record, policy_for
 from scoring.calibration import advisory_reason, agreement
 from scoring.catalog import catalog_for, judge_sync_cap
+from scoring.loading import tool_names
 from scoring.outcomes import outcomes_ensure
 from scoring.passes import TRANSIENT_ERRORS
 
@@ -173,10 +174,12 @@ def _evaluate(gate_run):
     trials = trials_of_cases(experiment, dataset, [c["id"] for c in cases])
     scorers = {c["id"]: gating_scorers(c["expectations"], policy.scorers) for c in cases}
     advisory = _advisory(gate_run.project, policy, scorers)
-    outcomes, tools = outcomes_ensure(
+    outcomes, _ = outcomes_ensure(
         project=gate_run.project,
         scorers_by_run={run["id"]: scorers[case_id] for case_id, t in trials.items() for _, run in t.trials},
+        tools=False,
     )
+    tools = tool_names(_tools_wanted(trials, scorers, advisory, outcomes))
     rows, decided = [], []
     for position, case in enumerate(cases):
         runs = trials.get(case["id"], CaseTrialRuns())
@@ -215,6 +218,20 @@ def _case_result(case, runs, scorer_ids, outcomes, tools, policy, advisory):
         _check(s, outcomes.get((shown["id"], s))).as_dict() for s in scorer_ids if s in advisory and shown
     ]
     return result, decided
+
+
+def _tools_wanted(trials, scorers, advisory, outcomes):
+    """The runs whose ``actual_tools`` comes from their tool spans (``gate_answer``): those
+    with no gating ``tool_choice`` check, or one whose detail does not list the tools called.
+    The others' tool spans are not read."""
+    wanted = []
+    for case_id, runs in trials.items():
+        gated = "tool_choice" in scorers[case_id] and "tool_choice" not in advisory
+        for _, run in runs.trials:
+            outcome = outcomes.get((run["id"], "tool_choice")) if gated else None
+            if outcome is None or "actual_tools" not in outcome["detail"]:
+                wanted.append(run["id"])
+    return wanted
 
 
 def _advisory(project, policy, scorers):

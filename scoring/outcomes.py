@@ -25,12 +25,14 @@ from scoring.models import Score, ScoreSource
 from scoring.writer import outcomes_write
 
 
-def outcomes_ensure(*, project, scorers_by_run):
+def outcomes_ensure(*, project, scorers_by_run, tools=True):
     """``({(trace_pk, scorer): outcome}, {trace_pk: [tool names]})`` for the runs asked about.
 
     ``scorers_by_run`` maps a run's primary key to the scorer ids to have for it (the
     gate: each run of a case gets its case's gating checks). An outcome is
-    ``{"status": passed|failed|abstained, "reason", "detail"}``.
+    ``{"status": passed|failed|abstained, "reason", "detail"}``. With ``tools=False``
+    the tool names are not read (``{}``): a caller that needs them for a few runs
+    only reads those with ``scoring.loading.tool_names``.
     """
     # Runs without their spans: enough to find the stored scores. Only the runs with a
     # score missing are loaded whole, to be scored.
@@ -69,9 +71,11 @@ def outcomes_ensure(*, project, scorers_by_run):
     missing = [o.key for o in computed if (o.run.pk, o.scorer_id) not in outcomes]
     for (trace_pk, scorer_id, _, _), outcome in _stored(missing).items():
         outcomes[(trace_pk, scorer_id)] = outcome
-    tools = tool_names(pk for pk in runs if pk not in loaded)
-    tools.update((pk, run.view.tool_names()) for pk, run in loaded.items())
-    return outcomes, {pk: tools.get(pk, []) for pk in runs}
+    if not tools:
+        return outcomes, {}
+    names = tool_names(pk for pk in runs if pk not in loaded)
+    names.update((pk, run.view.tool_names()) for pk, run in loaded.items())
+    return outcomes, {pk: names.get(pk, []) for pk in runs}
 
 
 def _whole(group, unscored, loaded):

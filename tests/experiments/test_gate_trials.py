@@ -215,3 +215,14 @@ def test_the_gate_leaves_the_cycle_collector_as_it_found_it(actors, dataset):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_case_not_gated_on_tool_choice_still_reports_the_tools_its_run_called(actors):
+    plain = Dataset.objects.create(project=actors.acme, name="plain")
+    GoldenCase.objects.create(dataset=plain, name="fast", expectations={"latency_threshold_ms": 5000})
+    run = run_payload("v1-fast", dataset="plain", case="fast", experiment="v1", spans=GOOD, latency_ms=900)
+    assert actors.api().post("/v1/api/traces", {"traces": [run]}, format="json").status_code == 201
+    response = actors.api().post("/v1/api/gate", {"dataset": "plain", "experiment": "v1"}, format="json")
+    case = response.json()["cases"][0]
+    assert [c["scorer"] for c in case["checks"]] == ["latency_budget"]
+    assert (case["passed"], case["actual_tools"]) == (True, ["quote_room"])
