@@ -34,9 +34,9 @@ def outcomes_ensure(*, project, scorers_by_run, tools=True):
     the tool names are not read (``{}``): a caller that needs them for a few runs
     only reads those with ``scoring.loading.tool_names``.
     """
-    # Runs without their spans: enough to find the stored scores. Only the runs with a
-    # score missing are loaded whole, to be scored.
-    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run), spans=False)}
+    # Runs without their spans, input and output: enough to find the stored scores. Only
+    # the runs with a score missing are loaded whole, to be scored.
+    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run), spans=False, content=False)}
     available = catalog_for(project).scorers
     outcomes, groups = _label_outcomes(scorers_by_run), {}
     for trace_pk, scorer_ids in scorers_by_run.items():
