@@ -202,21 +202,6 @@ def test_a_run_of_a_case_no_longer_active_is_not_a_trial(actors, dataset):
     assert sorted(c["name"] for c in answer["cases"]) == ["cancel", "quote"]
 
 
-def test_the_gate_leaves_the_cycle_collector_as_it_found_it(actors, dataset):
-    import gc
-
-    _upload(actors, "v1", {"quote": "p", "book": "p", "cancel": "p"})
-    assert gc.isenabled()
-    _gate(actors, "v1")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        _gate(actors, "v1")
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
 def test_a_case_not_gated_on_tool_choice_still_reports_the_tools_its_run_called(actors):
     plain = Dataset.objects.create(project=actors.acme, name="plain")
     GoldenCase.objects.create(dataset=plain, name="fast", expectations={"latency_threshold_ms": 5000})
