@@ -15,7 +15,7 @@ In one run, on a fresh PostgreSQL database, this measures:
 - compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included;
 - a cProfile top 10 of one pass run in this process.
 
-    .venv/bin/python bench/reference.py [--traces 10000] [--compare-runs 100000] [--write]
+    .venv/bin/python bench/reference.py [--traces 10000] [--compare-runs 100000] [--write] [--only gate|compare]
 
 ``--write`` puts the report in BENCHMARKS.md (between the reference markers).
 PostgreSQL: ``BENCH_PG_URL`` (default postgresql://postgres@127.0.0.1:5432), database
@@ -235,23 +235,48 @@ def main():
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--workloads", type=Path, default=ROOT.parent / "shared" / "workloads")
     parser.add_argument("--write", action="store_true", help="write the report into BENCHMARKS.md")
+    parser.add_argument(
+        "--only", choices=["gate", "compare"],
+        help="measure only the gate (after the ingestion and passes it needs) or only compare; prints JSON",
+    )  # fmt: skip
     args = parser.parse_args()
-    gen_traces = data.workload(args.workloads)
+    if args.only and args.write:
+        parser.error("--write needs the whole report: leave out --only")
     report = {"load_before": os.getloadavg(), "command": " ".join(sys.argv[1:])}
-    traces_path = VAR_DIR / "traces.jsonl"
-    subprocess.run(
-        [sys.executable, str(args.workloads / "gen_traces.py"), str(args.traces), str(traces_path)], check=True
-    )
-    traces = data.traces_read(traces_path)
     database_recreate()
     report["machine"] = machine()
     from evalsite.projects import project_create
 
     project = project_create(slug="bench", name="bench")
-    report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
+    if args.only == "compare":
+        report["compare"] = compare_measure(project, args.compare_runs, args.reps)
+    else:
+        _measure_traces(args, project, report)
+    report["load_after"] = os.getloadavg()
+    if args.only:
+        print(json.dumps(report, indent=1))
+        return
+    report_print(report)
+    if args.write:
+        report_write(report, ROOT / "BENCHMARKS.md")
+
+
+def _measure_traces(args, project, report):
+    """Everything measured over the workload's traces (all but compare with ``--only gate``)."""
+    gen_traces = data.workload(args.workloads)
+    traces_path = VAR_DIR / "traces.jsonl"
+    subprocess.run(
+        [sys.executable, str(args.workloads / "gen_traces.py"), str(args.traces), str(traces_path)], check=True
+    )
+    traces = data.traces_read(traces_path)
+    if not args.only:
+        report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
     report["ingest"] = ingest_measure(project, traces)
     requests = data.passes(gen_traces)
     report["pass"] = passes_measure(project, requests, len(traces))
+    if args.only:
+        report["gate"] = gate_measure(project, traces, 50, 20)
+        return
     from datasets.models import Experiment
 
     report["counts"] = data.pass_counts(Experiment.objects.get(project=project, name=EXPERIMENT), gen_traces)
@@ -259,10 +284,6 @@ def main():
     report["gate"] = gate_measure(project, traces, 50, 20)
     report["profile"] = profile_pass(project, *requests[0])
     report["compare"] = compare_measure(project, args.compare_runs, args.reps)
-    report["load_after"] = os.getloadavg()
-    report_print(report)
-    if args.write:
-        report_write(report, ROOT / "BENCHMARKS.md")
 
 
 def machine():

@@ -8,6 +8,7 @@ Only runs whose revision is above 1 can have stale scores, so the check looks on
 those (a partial index keeps them), whatever the size of the score table.
 """
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
 from datasets.models import Trace
@@ -15,6 +16,15 @@ from datasets.models import Trace
 
 def _moved_on():
     return Trace.objects.filter(Q(pk=OuterRef("trace_id")), Q(revision__gt=1), Q(revision__gt=OuterRef("run_revision")))
+
+
+def fresh_sql(score):
+    """The same rule as ``scores_fresh`` as a SQL condition on the score table's alias ``score``."""
+    trace = connection.ops.quote_name(Trace._meta.db_table)
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {trace} _t WHERE _t.id = {score}.trace_id AND _t.revision > 1 "
+        f"AND _t.revision > {score}.run_revision)"
+    )
 
 
 def scores_fresh(scores):

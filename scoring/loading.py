@@ -15,7 +15,7 @@ from django.db import connection
 
 from checks.scorers import RunView, SpanView
 from datasets.models import Experiment, GoldenCase, Span, Trace
-from evalsite.bulk import json_loads, json_text, rows_select_by_ids
+from evalsite.bulk import json_loads, rows_select_by_ids
 
 
 @dataclass(slots=True)
@@ -37,20 +37,23 @@ class LoadedRun:
         return self.view.trace_id
 
 
-def runs_load(trace_pks, *, spans=True):
+def runs_load(trace_pks, *, spans=True, content=True):
     """The runs with these primary keys, in the order given; runs deleted meanwhile are left out.
 
     With ``spans=False`` the runs come without their spans (``view.spans`` is empty):
     enough to resolve scorers' config and find the scores already stored, at a
-    fraction of the cost (spans are most of what a run holds).
+    fraction of the cost (spans are most of what a run holds). ``content=False``
+    leaves out their input and output too (None): a scorer's config depends only on
+    the request and the linked case (``scoring.engine.ScoringPlan``).
     """
     if not trace_pks:
         return []
     q = connection.ops.quote_name
+    io = "input, output" if content else "NULL, NULL"
     traces = {
         row[0]: row
         for row in rows_select_by_ids(
-            f"SELECT id, trace_id, input, output, status, error, latency_ms, cost_cents, experiment_id, case_id, "
+            f"SELECT id, trace_id, {io}, status, error, latency_ms, cost_cents, experiment_id, case_id, "
             f"revision, cost_detail FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
             trace_pks,
         )
@@ -143,10 +146,13 @@ def _cases(case_pks):
     wanted = set(case_pks)
     if not wanted:
         return {}
-    rows = (
-        GoldenCase.objects.filter(pk__in=wanted)
-        .annotate(expected_text=json_text("expected_output"), expectations_text=json_text("expectations"))
-        .values_list("pk", "expected_text", "expectations_text")
+    # By primary key, one lookup each (``rows_select_by_ids``): an IN list of thousands
+    # of parameters costs more to send and plan than the lookups themselves.
+    q = connection.ops.quote_name
+    text = "::text" if connection.vendor == "postgresql" else ""
+    rows = rows_select_by_ids(
+        f"SELECT id, expected_output{text}, expectations{text} FROM {q(GoldenCase._meta.db_table)} WHERE id {{ids}}",
+        sorted(wanted),
     )
     cases = {}
     for pk, expected_text, expectations_text in rows:

@@ -11,14 +11,13 @@ reason ``quota``; every abstention is recorded.
 """
 
 import orjson
-from django.db import transaction
-from django.db.models import TextField
-from django.db.models.functions import Cast
+from django.db import connection, transaction
 
 from checks.scorers import Result
+from evalsite.bulk import rows_select_by_ids
 from scoring.catalog import catalog_for
 from scoring.engine import ScoringPlan, outcomes_compute
-from scoring.freshness import scores_fresh
+from scoring.freshness import fresh_sql, scores_fresh
 from scoring.judge.criteria import outcomes_judge
 from scoring.labels import label_config_name
 from scoring.loading import runs_load, tool_names
@@ -26,16 +25,18 @@ from scoring.models import Score, ScoreSource
 from scoring.writer import outcomes_write
 
 
-def outcomes_ensure(*, project, scorers_by_run):
+def outcomes_ensure(*, project, scorers_by_run, tools=True):
     """``({(trace_pk, scorer): outcome}, {trace_pk: [tool names]})`` for the runs asked about.
 
     ``scorers_by_run`` maps a run's primary key to the scorer ids to have for it (the
     gate: each run of a case gets its case's gating checks). An outcome is
-    ``{"status": passed|failed|abstained, "reason", "detail"}``.
+    ``{"status": passed|failed|abstained, "reason", "detail"}``. With ``tools=False``
+    the tool names are not read (``{}``): a caller that needs them for a few runs
+    only reads those with ``scoring.loading.tool_names``.
     """
-    # Runs without their spans: enough to find the stored scores. Only the runs with a
-    # score missing are loaded whole, to be scored.
-    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run), spans=False)}
+    # Runs without their spans, input and output: enough to find the stored scores. Only
+    # the runs with a score missing are loaded whole, to be scored.
+    runs = {run.pk: run for run in runs_load(sorted(scorers_by_run), spans=False, content=False)}
     available = catalog_for(project).scorers
     outcomes, groups = _label_outcomes(scorers_by_run), {}
     for trace_pk, scorer_ids in scorers_by_run.items():
@@ -70,9 +71,11 @@ def outcomes_ensure(*, project, scorers_by_run):
     missing = [o.key for o in computed if (o.run.pk, o.scorer_id) not in outcomes]
     for (trace_pk, scorer_id, _, _), outcome in _stored(missing).items():
         outcomes[(trace_pk, scorer_id)] = outcome
-    tools = tool_names(pk for pk in runs if pk not in loaded)
-    tools.update((pk, run.view.tool_names()) for pk, run in loaded.items())
-    return outcomes, {pk: tools.get(pk, []) for pk in runs}
+    if not tools:
+        return outcomes, {}
+    names = tool_names(pk for pk in runs if pk not in loaded)
+    names.update((pk, run.view.tool_names()) for pk, run in loaded.items())
+    return outcomes, {pk: names.get(pk, []) for pk in runs}
 
 
 def _whole(group, unscored, loaded):
@@ -132,22 +135,33 @@ def _write(project, computed, outcomes):
 
 
 def _stored(keys):
-    """``{key: outcome}`` of the stored, non-stale scores among ``keys``."""
+    """``{key: outcome}`` of the stored, non-stale scores among ``keys``.
+
+    Read run by run through the unique index (``rows_select_by_ids``): the cost follows
+    the runs asked about, not the size of the score table.
+    """
     keys = set(keys)
     if not keys:
         return {}
-    rows = (
-        scores_fresh(Score.objects.filter(trace_id__in={k[0] for k in keys}, scorer__in={k[1] for k in keys}))
-        # The detail as text, decoded with orjson: several times faster than the JSON field's json.loads.
-        .annotate(detail_text=Cast("detail", TextField()))
-        .values_list("trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail_text")
+    scorers = sorted({k[1] for k in keys})
+    rows = rows_select_by_ids(
+        "SELECT s.trace_id, s.scorer, s.scorer_version, s.config_hash, s.value, s.passed, s.reason, "
+        f"{_as_text('s.detail')} FROM {connection.ops.quote_name(Score._meta.db_table)} s "
+        f"WHERE s.trace_id {{ids}} AND s.scorer IN ({', '.join(['%s'] * len(scorers))}) AND {fresh_sql('s')}",
+        sorted({k[0] for k in keys}),
+        scorers,
     )
     found = {}
     for trace_pk, scorer_id, version, digest, value, passed, reason, detail in rows:
         key = (trace_pk, scorer_id, version, digest)
         if key in keys:
-            found[key] = _measured(Result(value, passed, reason, orjson.loads(detail)))
+            # The detail as text, decoded with orjson: several times faster than the JSON field's json.loads.
+            found[key] = _measured(Result(value, bool(passed), reason, orjson.loads(detail)))
     return found
+
+
+def _as_text(column):
+    return f"{column}::text" if connection.vendor == "postgresql" else column
 
 
 def _measured(result):

@@ -192,3 +192,22 @@ def test_compare_pairs_the_cases_with_mcnemar_and_wilson(actors, dataset):
     assert cases["base"]["pass_rate"] == pytest.approx(2 / 3)
     assert cases["base"]["ci95"] == [pytest.approx(0.2077, abs=1e-4), pytest.approx(0.9385, abs=1e-4)]
     assert GateRun.objects.count() == 2
+
+
+def test_a_run_of_a_case_no_longer_active_is_not_a_trial(actors, dataset):
+    _upload(actors, "v1", {"quote": "p", "book": "f", "cancel": "p"})
+    GoldenCase.objects.filter(dataset=dataset, name="book").update(status="archived")
+    answer = _gate(actors, "v1")
+    assert (answer["verdict"], answer["passed_cases"], answer["total_cases"]) == ("PASS", 2, 2)
+    assert sorted(c["name"] for c in answer["cases"]) == ["cancel", "quote"]
+
+
+def test_a_case_not_gated_on_tool_choice_still_reports_the_tools_its_run_called(actors):
+    plain = Dataset.objects.create(project=actors.acme, name="plain")
+    GoldenCase.objects.create(dataset=plain, name="fast", expectations={"latency_threshold_ms": 5000})
+    run = run_payload("v1-fast", dataset="plain", case="fast", experiment="v1", spans=GOOD, latency_ms=900)
+    assert actors.api().post("/v1/api/traces", {"traces": [run]}, format="json").status_code == 201
+    response = actors.api().post("/v1/api/gate", {"dataset": "plain", "experiment": "v1"}, format="json")
+    case = response.json()["cases"][0]
+    assert [c["scorer"] for c in case["checks"]] == ["latency_budget"]
+    assert (case["passed"], case["actual_tools"]) == (True, ["quote_room"])
