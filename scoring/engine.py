@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from checks.scorers import Abstain, Result, config_hash, resolve_config, score_run
+from checks.scorers import Abstain, Result, RunView, config_hash, resolve_config, score_run
 
 SOURCE_BUILTIN = "builtin"
 
@@ -78,52 +78,85 @@ class Resolved:
     config_json: str
 
 
-class ScoringPlan:
-    """The scorers of a request and their config, resolved per run (cached per case)."""
+# A run linked to no case: what a scorer is configured with when its case says nothing.
+_NO_CASE = RunView(
+    trace_id="", input=None, output=None, status="ok", error=None, latency_ms=None, cost_cents=None, spans=()
+)
+# Canonical hash and stored JSON of each distinct config content, shared by every plan of
+# the process: a worker scores the same cases' configs chunk after chunk.
+_HASHED = {}
+_HASHED_KEPT = 50_000
 
-    def __init__(self, scorers, request_config):
-        self.scorers = tuple(scorers)
+
+class ScoringPlan:
+    """The scorers of a request, each with its request config, resolved per run (cached per case).
+
+    ``scorers`` holds ``Scorer``s, configured by ``request_config[scorer.id]``, or
+    ``(Scorer, config)`` pairs: one scorer may be named twice with two configs, and each
+    gives its own scores (their config hashes differ). When a linked case configures
+    the scorer, the case wins for both, and the run is scored once.
+    """
+
+    def __init__(self, scorers, request_config=None):
         self.request_config = dict(request_config or {})
-        self._resolved = {}
+        self.entries = tuple(
+            item if isinstance(item, tuple) else (item, self.request_config.get(item.id)) for item in scorers
+        )
+        self.scorers = tuple({scorer.id: scorer for scorer, _ in self.entries}.values())
         self._by_content = {}
         self._by_case = {}
+        # Each entry resolved once for a run whose case does not configure it; only the
+        # entries a case can configure are resolved again per case.
+        self._slots = tuple(
+            (
+                scorer,
+                self._hashed(resolve_config(scorer, config, _NO_CASE)),
+                scorer.fixed_config is None and scorer.case_config is not None,
+            )
+            for scorer, config in self.entries
+        )
+        self._repeats = len(self.scorers) < len(self.entries)
 
-    def resolve(self, scorer, run):
-        """The config ``scorer`` runs with on ``run`` (a ``LoadedRun``), with its hash."""
-        # The config depends only on the request and the linked case's content, so one
-        # resolution per (scorer, case content) serves every run of those cases.
-        key = (scorer.id, run.case_key if scorer.case_config is not None else None)
-        resolved = self._resolved.get(key)
-        if resolved is None:
-            resolved = self._hashed(scorer, resolve_config(scorer, self.request_config.get(scorer.id), run.view))
-            self._resolved[key] = resolved
-        return resolved
-
-    def _hashed(self, scorer, config):
-        """``Resolved`` for ``config``, hashed once per distinct config of ``scorer``.
+    def _hashed(self, config):
+        """``Resolved`` for ``config``, hashed once per distinct config content.
 
         Cases that differ often configure a scorer the same way (the same required
         substring, no schema: the request's config), and hashing is the costly part.
         """
         try:
-            content = (scorer.id, orjson.dumps(config, option=orjson.OPT_SORT_KEYS))
+            content = orjson.dumps(config, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # not plain JSON: hashed as it is, not shared
-            content = None
-        resolved = self._by_content.get(content) if content is not None else None
+            return Resolved(config, config_hash(config), orjson.dumps(config if config is not None else {}).decode())
+        resolved = self._by_content.get(content)
         if resolved is None:
-            resolved = Resolved(
-                config, config_hash(config), orjson.dumps(config if config is not None else {}).decode()
-            )
-            if content is not None:
-                self._by_content[content] = resolved
+            hashed = _HASHED.get(content)
+            if hashed is None:
+                hashed = (config_hash(config), orjson.dumps(config if config is not None else {}).decode())
+                if len(_HASHED) >= _HASHED_KEPT:
+                    _HASHED.clear()
+                _HASHED[content] = hashed
+            resolved = Resolved(config, *hashed)
+            self._by_content[content] = resolved
         return resolved
 
     def for_run(self, run):
-        """``[(scorer, Resolved)]`` for every scorer of the plan on ``run``, cached per case content."""
+        """``[(scorer, Resolved)]`` for every entry of the plan on ``run``, cached per case content."""
         pairs = self._by_case.get(run.case_key)
         if pairs is None:
-            pairs = [(scorer, self.resolve(scorer, run)) for scorer in self.scorers]
+            pairs = self._pairs(run.view)
             self._by_case[run.case_key] = pairs
+        return pairs
+
+    def _pairs(self, view):
+        pairs = []
+        for scorer, default, by_case in self._slots:
+            from_case = scorer.case_config(view) if by_case and view.has_case else None
+            pairs.append((scorer, default if from_case is None else self._hashed(from_case)))
+        if self._repeats:  # a case that configures a scorer named twice makes the two one
+            unique = {}
+            for scorer, resolved in pairs:
+                unique.setdefault((scorer.id, resolved.config_hash), (scorer, resolved))
+            pairs = list(unique.values())
         return pairs
 
     def keys(self, runs):
@@ -144,6 +177,8 @@ def outcome_compute(scorer, run, config):
     outcome = score_run(scorer, run.view, config)
     if isinstance(outcome, Result):
         value = outcome.value
+        if type(value) is float and (value == 1.0 or value == 0.0):  # a verdict: on the scale
+            return outcome
         if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value <= 1) or math.isnan(value):
             return Abstain(
                 "scorer_error", {"message": f"{scorer.id} returned a value off the 0..1 scale: {value!r}"[:1000]}

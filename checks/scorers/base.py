@@ -59,7 +59,7 @@ class RunView:
         return tuple(span for span in self.spans if span.kind == "tool")
 
     def tool_names(self):
-        return [span.name for span in self.tool_calls()]
+        return [span.name for span in self.spans if span.kind == "tool"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,10 @@ REFUSAL_PATTERNS = {
     "declinar": r"(?:debo|tengo que) (?:declinar|rechazar|negarme)\b",
 }
 _PATTERNS = [(name, re.compile(pattern)) for name, pattern in REFUSAL_PATTERNS.items()]
+# Any of them, in one match: most sentences start with none.
+_ANY_PATTERN = re.compile("|".join(f"(?:{pattern})" for pattern in REFUSAL_PATTERNS.values()))
 
+_SPACES = re.compile(r"[^\S\n]+")
 _SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])\s+")
 _LEADING_PUNCTUATION = re.compile(r"^[^\w]+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": "'"})
@@ -72,9 +75,13 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": 
 
 def normalise(text):
     """Lower case, no accents, straight apostrophes, single spaces (line breaks kept)."""
-    text = unicodedata.normalize("NFKD", text.translate(_APOSTROPHES))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    return re.sub(r"[^\S\n]+", " ", text)
+    text = text.translate(_APOSTROPHES)
+    if text.isascii():  # nothing to decompose (NFKD leaves ASCII as it is)
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    return _SPACES.sub(" ", text)
 
 
 def sentences(text):
@@ -89,6 +96,8 @@ def sentences(text):
 
 def refusal_match(sentence):
     """The name of the pattern ``sentence`` starts with, or None."""
+    if _ANY_PATTERN.match(sentence) is None:
+        return None
     for name, pattern in _PATTERNS:
         if pattern.match(sentence):
             return name
@@ -96,7 +105,7 @@ def refusal_match(sentence):
 
 
 def _weight(text):
-    return sum(1 for ch in text if not ch.isspace())
+    return len("".join(text.split()))  # its characters that are not white space
 
 
 def refusal_of(text):
