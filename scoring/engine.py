@@ -235,10 +235,11 @@ def score_as_dict(outcome, experiment_names=None):
 
 
 def skip_as_dict(outcome):
-    """An abstention or skip as the API answers it: ``{trace_id, scorer, kind, reason, detail}``."""
+    """An abstention or skip as the API answers it: ``{trace_id, scorer, config_hash, kind, reason, detail}``."""
     return {
         "trace_id": outcome.run.trace_id,
         "scorer": outcome.scorer_id,
+        "config_hash": outcome.config_hash,
         "kind": outcome.kind,
         "reason": outcome.result.reason,
         "detail": outcome.result.detail,
