@@ -17,8 +17,11 @@ criteria (``kind == "judge"``) are left out here: their calls are made concurren
 ``scoring.judge.criteria.outcomes_judge``.
 """
 
+import gc
+import hashlib
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import orjson
@@ -88,6 +91,30 @@ _HASHED = {}
 _HASHED_KEPT = 50_000
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
+def _plain(config):
+    """Whether orjson's sorted JSON of ``config`` is its canonical JSON (``config_hash``'s text).
+
+    It is for a dict with string keys whose values are strings, integers, booleans,
+    null or lists of those (most configs): both write them alike, with sorted keys and
+    no spaces. Floats (1.0 is canonically 1) and anything nested take the long way.
+    """
+    if type(config) is not dict:
+        return False
+    for key, value in config.items():
+        if type(key) is not str:
+            return False
+        kind = type(value)
+        if kind is list:
+            if not all(type(item) in _PLAIN for item in value):
+                return False
+        elif kind not in _PLAIN:
+            return False
+    return True
+
+
 class ScoringPlan:
     """The scorers of a request, each with its request config, resolved per run (cached per case).
 
@@ -107,15 +134,18 @@ class ScoringPlan:
         self._by_case = {}
         # Each entry resolved once for a run whose case does not configure it; only the
         # entries a case can configure are resolved again per case.
+        ids = [scorer.id for scorer, _ in self.entries]
         self._slots = tuple(
             (
                 scorer,
                 self._hashed(resolve_config(scorer, config, _NO_CASE)),
                 scorer.fixed_config is None and scorer.case_config is not None,
+                ids.count(scorer.id) > 1,
             )
             for scorer, config in self.entries
         )
-        self._repeats = len(self.scorers) < len(self.entries)
+        # Two entries of one scorer with the same config (a case's, or alike) are one.
+        self._defaults_repeat = len({(s.id, default.config_hash) for s, default, *_ in self._slots}) < len(ids)
 
     def _hashed(self, config):
         """``Resolved`` for ``config``, hashed once per distinct config content.
@@ -131,7 +161,8 @@ class ScoringPlan:
         if resolved is None:
             hashed = _HASHED.get(content)
             if hashed is None:
-                hashed = (config_hash(config), orjson.dumps(config if config is not None else {}).decode())
+                digest = hashlib.sha256(content).hexdigest() if _plain(config) else config_hash(config)
+                hashed = (digest, orjson.dumps(config if config is not None else {}).decode())
                 if len(_HASHED) >= _HASHED_KEPT:
                     _HASHED.clear()
                 _HASHED[content] = hashed
@@ -149,10 +180,15 @@ class ScoringPlan:
 
     def _pairs(self, view):
         pairs = []
-        for scorer, default, by_case in self._slots:
+        repeats = self._defaults_repeat
+        for scorer, default, by_case, repeated in self._slots:
             from_case = scorer.case_config(view) if by_case and view.has_case else None
-            pairs.append((scorer, default if from_case is None else self._hashed(from_case)))
-        if self._repeats:  # a case that configures a scorer named twice makes the two one
+            if from_case is None:
+                pairs.append((scorer, default))
+            else:
+                pairs.append((scorer, self._hashed(from_case)))
+                repeats = repeats or repeated
+        if repeats:  # a case that configures a scorer named twice makes the two one
             unique = {}
             for scorer, resolved in pairs:
                 unique.setdefault((scorer.id, resolved.config_hash), (scorer, resolved))
@@ -195,6 +231,30 @@ def outcomes_compute(plan, runs, *, decided=None, deadline=None):
     skipped. ``deadline`` is a ``time.monotonic()`` value: runs not started before it
     get a ``deadline`` skip for each scorer.
     """
+    with _cyclic_gc_paused():
+        return _outcomes(plan, runs, decided, deadline)
+
+
+@contextmanager
+def _cyclic_gc_paused():
+    """No cyclic garbage collection inside.
+
+    A batch builds tens of thousands of outcomes next to the loaded runs, and each
+    collection the allocations set off would scan them all again: that was most of the
+    engine's time. What a batch builds is freed by reference counting as ever; a rare
+    cycle (a scorer's exception) waits for the next collection. A thread that paused it
+    turns it back on only if it was on when that thread came in.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _outcomes(plan, runs, decided, deadline):
     outcomes = []
     already = 0
     append = outcomes.append

@@ -149,7 +149,7 @@ def score_run(scorer, run, config):
             "scorer_error",
             {"message": f"{scorer.id} raised {type(exc).__name__}: {exc}"[:1000], "exception": type(exc).__name__},
         )
-    if not isinstance(outcome, Result | Abstain):
+    if type(outcome) is not Result and not isinstance(outcome, Result | Abstain):
         return Abstain(
             "scorer_error",
             {"message": f"{scorer.id} returned {type(outcome).__name__}", "exception": "TypeError"},

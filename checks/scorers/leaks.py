@@ -107,14 +107,14 @@ _NEEDED = {
     "url_password": ("://",),
 }
 assert set(_NEEDED) == set(SECRET_PATTERNS)
-# Any of them: one scan tells most answers apart from those worth the patterns.
-_ANY_NEEDED = re.compile(
-    "|".join(n.pattern if isinstance(n, re.Pattern) else re.escape(n) for needs in _NEEDED.values() for n in needs)
-)
+# Every text above holds one of these (the case-insensitive kinds: "_", or "bearer"):
+# a few substring tests set most answers aside before any pattern runs.
+_MARKS = ("-", "_", "://", "AKIA", "ASIA", "AIza", ".eyJ")
+_BEARER = _NEEDED["bearer_token"][0]
 
 
-def _may_match(kind, text):
-    return any(needed.search(text) if isinstance(needed, re.Pattern) else needed in text for needed in _NEEDED[kind])
+def _may_hold_any(text):
+    return any(mark in text for mark in _MARKS) or _BEARER.search(text) is not None
 
 
 # Kinds whose prefix also starts ordinary words ("sk-learn", "Bearer of") must have a
@@ -152,11 +152,14 @@ def _shown_prefix(kind, match, prefix):
 def secrets_in(text, where="$"):
     """Every credential found in ``text``: ``[{"kind", "where", "offset", "prefix", "length"}]``."""
     found, taken = [], []
-    if _ANY_NEEDED.search(text) is None:
+    if not _may_hold_any(text):
         return found
     for kind, pattern, prefix in _COMPILED:
-        if not _may_match(kind, text):
-            continue
+        for needed in _NEEDED[kind]:
+            if needed in text if type(needed) is str else needed.search(text):
+                break
+        else:
+            continue  # nothing this kind's matches hold
         for match in pattern.finditer(text):
             start, end = match.span()
             if any(start < t_end and t_start < end for t_start, t_end in taken) or not _accept(kind, match):
