@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from checks.scorers import Abstain, Result, RunView, config_hash, resolve_config, score_run
+from checks.scorers import READS, Abstain, Result, RunView, config_hash, resolve_config, score_run
 
 SOURCE_BUILTIN = "builtin"
 
@@ -194,6 +194,11 @@ class ScoringPlan:
                 unique.setdefault((scorer.id, resolved.config_hash), (scorer, resolved))
             pairs = list(unique.values())
         return pairs
+
+    @property
+    def reads(self):
+        """What of a run's spans the plan's scorers read (``checks.scorers.READS``): what to load."""
+        return max((scorer.reads for scorer in self.scorers), key=READS.index, default="nothing")
 
     def keys(self, runs):
         """Every (trace pk, scorer, version, config hash) key this plan would score on ``runs``."""

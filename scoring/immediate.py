@@ -55,7 +55,7 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
     request = score_request_read(project=project, data=data, background=False)
     available = catalog_for(project).scorers
     plan = request.plan(available)
-    runs = runs_load(list(selection_pks(project=project, request=request)))
+    runs = runs_load(list(selection_pks(project=project, request=request)), spans=plan.reads)
     decided, _ = keys_decided(trace_pks=[r.pk for r in runs], scorer_ids=list(request.scorer_ids))
     outcomes, already = outcomes_compute(
         plan, runs, decided=decided, deadline=started + settings.EVALSITE_REQUEST_TIMEOUT_SECONDS * SYNC_SCORING_SHARE

@@ -209,7 +209,7 @@ def _chunk_work(chunk, scoring_pass, token):
     writer = BatchWriter(pipelined=not transaction.get_connection().in_atomic_block)
     try:
         for start in range(0, len(chunk.trace_pks), WRITE_BATCH_RUNS):
-            runs = runs_load(chunk.trace_pks[start : start + WRITE_BATCH_RUNS])
+            runs = runs_load(chunk.trace_pks[start : start + WRITE_BATCH_RUNS], spans=plan.reads)
             decided = {}
             if not scoring_pass.dry_run:
                 # Not to score again what is stored. The writer checks again under its

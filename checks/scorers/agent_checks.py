@@ -205,6 +205,7 @@ SCORERS = (
         func=tool_choice,
         case_config=_tool_choice_from_case,
         missing_message="tool_choice is not configured: give config.tool_choice.expected_tools or the case's expectation expected_tools",
+        reads="tool_names",
     ),
     Scorer(
         id="tool_output_schema",

@@ -118,6 +118,14 @@ class Scorer:
     # case or the policy names the scorer). The gate reports checks in the order of the
     # expectations schema (``checks.expectations``).
     gated_by: str | None = None
+    # What of a run's spans the scorer reads, so a pass loads no more (``READS``):
+    # "nothing" (the answer, figures and case only), "tool_names" (the names of its tool
+    # calls, in order: ``run.tool_names()``), or "spans" (every span, whole).
+    reads: str = "spans"
+
+
+# The span levels a scorer may read, least first.
+READS = ("nothing", "tool_names", "spans")
 
 
 def config_missing_abstain(scorer):

@@ -99,6 +99,7 @@ SCORERS = (
         expectation_keys=("latency_threshold_ms",),
         func=latency_budget,
         case_config=_from_expectation("latency_threshold_ms", "ms"),
+        reads="nothing",
     ),
     Scorer(
         id="cost_budget",
@@ -117,6 +118,7 @@ SCORERS = (
         expectation_keys=("cost_threshold_cents",),
         func=cost_budget,
         case_config=_from_expectation("cost_threshold_cents", "cents"),
+        reads="nothing",
     ),
     Scorer(
         id="tool_efficiency",
@@ -135,5 +137,6 @@ SCORERS = (
         expectation_keys=("tool_budget",),
         func=tool_efficiency,
         case_config=_from_expectation("tool_budget", "max_calls"),
+        reads="tool_names",
     ),
 )

@@ -201,5 +201,6 @@ SCORERS = (
         category="output",
         expectation_keys=(),
         func=no_leaked_secret,
+        reads="nothing",
     ),
 )

@@ -163,5 +163,6 @@ SCORERS = (
         category="output",
         expectation_keys=(),
         func=not_a_refusal,
+        reads="nothing",
     ),
 )
