@@ -252,6 +252,7 @@ def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals):
             outcomes=outcomes,
             dry_run=scoring_pass.dry_run,
             now=now,
+            retried=chunk.attempts > 1,
         )
         written, skipped, existing = len(report.written), len(report.recorded), already + report.existing
         if scoring_pass.dry_run:
