@@ -7,8 +7,8 @@ In one run, on a fresh PostgreSQL database, this measures:
 - the limit: ``limit_baseline.py`` (the plain check loop, then COPY of the score rows);
 - ingestion: the runs (tool calls as tool spans) written by ``traces_ingest``, 1,000
   runs a request, in process;
-- the scoring pass: one Celery worker (solo pool) runs the ten checks (two passes:
-  ``json_valid`` with and without the schema), timed from the request to ``done``, and
+- the scoring pass: one Celery worker (solo pool) runs the ten checks in one pass
+  (``json_valid`` named twice, without and with the schema), timed from the request to ``done``, and
   the pass counts are checked against the workload's reference counts;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop;
 - the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
@@ -144,8 +144,9 @@ def engine_measure(project, requests, reps):
     """µs per check of the scorer engine over the reference runs already in memory."""
     from datasets.models import Trace
     from scoring.catalog import catalog_for
-    from scoring.engine import ScoringPlan, outcomes_compute
+    from scoring.engine import outcomes_compute
     from scoring.loading import runs_load
+    from scoring.requests import plan_of
 
     pks = list(Trace.objects.filter(experiment__name=EXPERIMENT).values_list("pk", flat=True))
     runs = [run for start in range(0, len(pks), 1000) for run in runs_load(pks[start : start + 1000])]
@@ -155,7 +156,7 @@ def engine_measure(project, requests, reps):
         count = 0
         started = time.perf_counter()
         for scorers, config in requests:
-            outcomes, _ = outcomes_compute(ScoringPlan([available[s] for s in scorers], config), runs)
+            outcomes, _ = outcomes_compute(plan_of(available, scorers, config), runs)
             count += len(outcomes)
         timings.append(time.perf_counter() - started)
     return {"checks": count, "us_per_check": statistics.median(timings) / count * 1e6}

@@ -11,7 +11,7 @@ call (name, input, output, error). The ten checks map onto these scorers:
 | contains | contains | the case's ``contains`` |
 | equals | exact_match | the case's expected answer |
 | is_json | json_valid | none |
-| schema | json_valid | ``{"schema": SCHEMA}`` (a second pass: one pass names a scorer once) |
+| schema | json_valid | ``{"schema": SCHEMA}`` (named a second time in the same pass, with this config) |
 | latency | latency_budget | ``{"ms": 6000}`` |
 | cost | cost_budget | ``{"cents": 4.0}`` |
 | no_secret | no_leaked_secret | |
@@ -24,7 +24,7 @@ import sys
 
 from django.db import connection
 
-# check name -> (pass, scorer id)
+# check name -> (0: named by id, 1: named with its own config, scorer id)
 CHECK_SCORERS = {
     "non_empty": (0, "answered"),
     "contains": (0, "contains"),
@@ -52,13 +52,16 @@ def workload(path):
 
 
 def passes(gen_traces):
-    """The two passes' requests: ``(scorers, config)`` each."""
-    first = [scorer for number, scorer in CHECK_SCORERS.values() if number == 0]
+    """The pass's request, ``[(scorers, config)]``: ``json_valid`` named twice, without and with the schema."""
+    scorers = [
+        scorer if number == 0 else {"scorer": scorer, "config": {"schema": gen_traces.SCHEMA}}
+        for number, scorer in CHECK_SCORERS.values()
+    ]
     budgets = {
         "latency_budget": {"ms": gen_traces.LATENCY_BUDGET_MS},
         "cost_budget": {"cents": gen_traces.COST_BUDGET_CENTS},
     }
-    return [(first, budgets), (["json_valid"], {"json_valid": {"schema": gen_traces.SCHEMA}})]
+    return [(scorers, budgets)]
 
 
 def traces_read(path):

@@ -80,7 +80,7 @@ def report_markdown(r):
         ),
         *(_reference_line(r) if r["limit"]["n"] == 10_000 else ()),
         "",
-        "cProfile of the first pass (nine checks) run in the benchmark's process, own time:",
+        "cProfile of the pass (ten checks) run in the benchmark's process, own time:",
         "",
         "```",
         r["profile"],

@@ -17,13 +17,16 @@ criteria (``kind == "judge"``) are left out here: their calls are made concurren
 ``scoring.judge.criteria.outcomes_judge``.
 """
 
+import gc
+import hashlib
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import orjson
 
-from checks.scorers import Abstain, Result, config_hash, resolve_config, score_run
+from checks.scorers import READS, Abstain, Result, RunView, config_hash, resolve_config, score_run
 
 SOURCE_BUILTIN = "builtin"
 
@@ -78,53 +81,124 @@ class Resolved:
     config_json: str
 
 
-class ScoringPlan:
-    """The scorers of a request and their config, resolved per run (cached per case)."""
+# A run linked to no case: what a scorer is configured with when its case says nothing.
+_NO_CASE = RunView(
+    trace_id="", input=None, output=None, status="ok", error=None, latency_ms=None, cost_cents=None, spans=()
+)
+# Canonical hash and stored JSON of each distinct config content, shared by every plan of
+# the process: a worker scores the same cases' configs chunk after chunk.
+_HASHED = {}
+_HASHED_KEPT = 20_000  # a few MB at most
 
-    def __init__(self, scorers, request_config):
-        self.scorers = tuple(scorers)
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def _plain(config):
+    """Whether orjson's sorted JSON of ``config`` is its canonical JSON (``config_hash``'s text).
+
+    It is for a dict with string keys whose values are strings, integers, booleans,
+    null or lists of those (most configs): both write them alike, with sorted keys and
+    no spaces. Floats (1.0 is canonically 1) and anything nested take the long way.
+    """
+    if type(config) is not dict:
+        return False
+    for key, value in config.items():
+        if type(key) is not str:
+            return False
+        kind = type(value)
+        if kind is list:
+            if not all(type(item) in _PLAIN for item in value):
+                return False
+        elif kind not in _PLAIN:
+            return False
+    return True
+
+
+class ScoringPlan:
+    """The scorers of a request, each with its request config, resolved per run (cached per case).
+
+    ``scorers`` holds ``Scorer``s, configured by ``request_config[scorer.id]``, or
+    ``(Scorer, config)`` pairs: one scorer may be named twice with two configs, and each
+    gives its own scores (their config hashes differ). When a linked case configures
+    the scorer, the case wins for both, and the run is scored once.
+    """
+
+    def __init__(self, scorers, request_config=None):
         self.request_config = dict(request_config or {})
-        self._resolved = {}
+        self.entries = tuple(
+            item if isinstance(item, tuple) else (item, self.request_config.get(item.id)) for item in scorers
+        )
+        self.scorers = tuple({scorer.id: scorer for scorer, _ in self.entries}.values())
         self._by_content = {}
         self._by_case = {}
+        # Each entry resolved once for a run whose case does not configure it; only the
+        # entries a case can configure are resolved again per case.
+        ids = [scorer.id for scorer, _ in self.entries]
+        self._slots = tuple(
+            (
+                scorer,
+                self._hashed(resolve_config(scorer, config, _NO_CASE)),
+                scorer.fixed_config is None and scorer.case_config is not None,
+                ids.count(scorer.id) > 1,
+            )
+            for scorer, config in self.entries
+        )
+        # Two entries of one scorer with the same config (a case's, or alike) are one.
+        self._defaults_repeat = len({(s.id, default.config_hash) for s, default, *_ in self._slots}) < len(ids)
 
-    def resolve(self, scorer, run):
-        """The config ``scorer`` runs with on ``run`` (a ``LoadedRun``), with its hash."""
-        # The config depends only on the request and the linked case's content, so one
-        # resolution per (scorer, case content) serves every run of those cases.
-        key = (scorer.id, run.case_key if scorer.case_config is not None else None)
-        resolved = self._resolved.get(key)
-        if resolved is None:
-            resolved = self._hashed(scorer, resolve_config(scorer, self.request_config.get(scorer.id), run.view))
-            self._resolved[key] = resolved
-        return resolved
-
-    def _hashed(self, scorer, config):
-        """``Resolved`` for ``config``, hashed once per distinct config of ``scorer``.
+    def _hashed(self, config):
+        """``Resolved`` for ``config``, hashed once per distinct config content.
 
         Cases that differ often configure a scorer the same way (the same required
         substring, no schema: the request's config), and hashing is the costly part.
         """
         try:
-            content = (scorer.id, orjson.dumps(config, option=orjson.OPT_SORT_KEYS))
+            content = orjson.dumps(config, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # not plain JSON: hashed as it is, not shared
-            content = None
-        resolved = self._by_content.get(content) if content is not None else None
+            return Resolved(config, config_hash(config), orjson.dumps(config if config is not None else {}).decode())
+        resolved = self._by_content.get(content)
         if resolved is None:
-            resolved = Resolved(
-                config, config_hash(config), orjson.dumps(config if config is not None else {}).decode()
-            )
-            if content is not None:
-                self._by_content[content] = resolved
+            hashed = _HASHED.get(content)
+            if hashed is None:
+                digest = hashlib.sha256(content).hexdigest() if _plain(config) else config_hash(config)
+                hashed = (digest, orjson.dumps(config if config is not None else {}).decode())
+                if len(_HASHED) >= _HASHED_KEPT:
+                    _HASHED.clear()
+                _HASHED[content] = hashed
+            resolved = Resolved(config, *hashed)
+            self._by_content[content] = resolved
         return resolved
 
     def for_run(self, run):
-        """``[(scorer, Resolved)]`` for every scorer of the plan on ``run``, cached per case content."""
+        """``[(scorer, Resolved)]`` for every entry of the plan on ``run``, cached per case content."""
         pairs = self._by_case.get(run.case_key)
         if pairs is None:
-            pairs = [(scorer, self.resolve(scorer, run)) for scorer in self.scorers]
+            pairs = self._pairs(run.view)
             self._by_case[run.case_key] = pairs
         return pairs
+
+    def _pairs(self, view):
+        pairs = []
+        repeats = self._defaults_repeat
+        for scorer, default, by_case, repeated in self._slots:
+            from_case = scorer.case_config(view) if by_case and view.has_case else None
+            if from_case is None:
+                pairs.append((scorer, default))
+            else:
+                pairs.append((scorer, self._hashed(from_case)))
+                repeats = repeats or repeated
+        if repeats:  # a case that configures a scorer named twice makes the two one
+            unique = {}
+            for scorer, resolved in pairs:
+                unique.setdefault((scorer.id, resolved.config_hash), (scorer, resolved))
+            pairs = list(unique.values())
+        return pairs
+
+    @property
+    def reads(self):
+        """What of a run's spans the plan's scorers read (``checks.scorers.READS``): what to load."""
+        return max((scorer.reads for scorer in self.scorers), key=READS.index, default="nothing")
 
     def keys(self, runs):
         """Every (trace pk, scorer, version, config hash) key this plan would score on ``runs``."""
@@ -144,6 +218,8 @@ def outcome_compute(scorer, run, config):
     outcome = score_run(scorer, run.view, config)
     if isinstance(outcome, Result):
         value = outcome.value
+        if type(value) is float and (value == 1.0 or value == 0.0):  # a verdict: on the scale
+            return outcome
         if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value <= 1) or math.isnan(value):
             return Abstain(
                 "scorer_error", {"message": f"{scorer.id} returned a value off the 0..1 scale: {value!r}"[:1000]}
@@ -160,6 +236,30 @@ def outcomes_compute(plan, runs, *, decided=None, deadline=None):
     skipped. ``deadline`` is a ``time.monotonic()`` value: runs not started before it
     get a ``deadline`` skip for each scorer.
     """
+    with _cyclic_gc_paused():
+        return _outcomes(plan, runs, decided, deadline)
+
+
+@contextmanager
+def _cyclic_gc_paused():
+    """No cyclic garbage collection inside.
+
+    A batch builds tens of thousands of outcomes next to the loaded runs, and each
+    collection the allocations set off would scan them all again: that was most of the
+    engine's time. What a batch builds is freed by reference counting as ever; a rare
+    cycle (a scorer's exception) waits for the next collection. A thread that paused it
+    turns it back on only if it was on when that thread came in.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _outcomes(plan, runs, decided, deadline):
     outcomes = []
     already = 0
     append = outcomes.append
@@ -200,10 +300,11 @@ def score_as_dict(outcome, experiment_names=None):
 
 
 def skip_as_dict(outcome):
-    """An abstention or skip as the API answers it: ``{trace_id, scorer, kind, reason, detail}``."""
+    """An abstention or skip as the API answers it: ``{trace_id, scorer, config_hash, kind, reason, detail}``."""
     return {
         "trace_id": outcome.run.trace_id,
         "scorer": outcome.scorer_id,
+        "config_hash": outcome.config_hash,
         "kind": outcome.kind,
         "reason": outcome.result.reason,
         "detail": outcome.result.detail,

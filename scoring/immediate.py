@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from scoring.catalog import catalog_for, judge_deadline
-from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
+from scoring.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import PassStatus, ScoringPass
@@ -54,9 +54,9 @@ def score_now(*, project, data, requested_by=None, requested_by_key=None):
     started = time.monotonic()
     request = score_request_read(project=project, data=data, background=False)
     available = catalog_for(project).scorers
-    plan = ScoringPlan([available[s] for s in request.scorers], request.config)
-    runs = runs_load(list(selection_pks(project=project, request=request)))
-    decided, _ = keys_decided(trace_pks=[r.pk for r in runs], scorer_ids=list(request.scorers))
+    plan = request.plan(available)
+    runs = runs_load(list(selection_pks(project=project, request=request)), spans=plan.reads)
+    decided, _ = keys_decided(trace_pks=[r.pk for r in runs], scorer_ids=list(request.scorer_ids))
     outcomes, already = outcomes_compute(
         plan, runs, decided=decided, deadline=started + settings.EVALSITE_REQUEST_TIMEOUT_SECONDS * SYNC_SCORING_SHARE
     )

@@ -40,11 +40,14 @@ class LoadedRun:
 def runs_load(trace_pks, *, spans=True, content=True):
     """The runs with these primary keys, in the order given; runs deleted meanwhile are left out.
 
-    With ``spans=False`` the runs come without their spans (``view.spans`` is empty):
-    enough to resolve scorers' config and find the scores already stored, at a
-    fraction of the cost (spans are most of what a run holds). ``content=False``
-    leaves out their input and output too (None): a scorer's config depends only on
-    the request and the linked case (``scoring.engine.ScoringPlan``).
+    ``spans`` says how much of their spans to read (``checks.scorers.READS``, or a bool):
+    ``True``/``"spans"`` all of them, whole; ``"tool_names"`` only the tool calls' names,
+    in order (each a ``SpanView`` of kind ``tool`` with nothing else: what
+    ``run.tool_names()`` reads); ``False``/``"nothing"`` none (``view.spans`` is empty),
+    enough to resolve scorers' config and find the scores already stored. Spans are most
+    of what a run holds: a pass loads only what its scorers read (``ScoringPlan.reads``).
+    ``content=False`` leaves out their input and output too (None): a scorer's config
+    depends only on the request and the linked case (``scoring.engine.ScoringPlan``).
     """
     if not trace_pks:
         return []
@@ -58,7 +61,10 @@ def runs_load(trace_pks, *, spans=True, content=True):
             trace_pks,
         )
     }
-    spans = _spans(list(traces)) if spans else {}
+    if spans == "tool_names":
+        spans = {pk: [_tool_call(name, n) for n, name in enumerate(names)] for pk, names in tool_names(traces).items()}
+    else:
+        spans = _spans(list(traces)) if spans and spans != "nothing" else {}
     cases = _cases(row[9] for row in traces.values() if row[9] is not None)
     return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk][9])) for pk in trace_pks if pk in traces]
 
@@ -107,6 +113,13 @@ def tool_names(trace_pks):
     return names
 
 
+def _tool_call(name, position):
+    return SpanView(
+        span_id="", parent_id=None, kind="tool", name=name, input=None, output=None, status="ok", error=None,
+        latency_ms=None, cost_cents=None, position=position,
+    )  # fmt: skip
+
+
 def _loaded(row, spans, case):
     return LoadedRun(
         pk=row[0],
@@ -143,16 +156,14 @@ def experiment_names(runs):
 
 
 def _cases(case_pks):
-    wanted = set(case_pks)
+    wanted = sorted(set(case_pks))
     if not wanted:
         return {}
-    # By primary key, one lookup each (``rows_select_by_ids``): an IN list of thousands
-    # of parameters costs more to send and plan than the lookups themselves.
-    q = connection.ops.quote_name
-    text = "::text" if connection.vendor == "postgresql" else ""
+    # By id, as the runs: an IN list of hundreds of parameters costs more to send than to answer.
     rows = rows_select_by_ids(
-        f"SELECT id, expected_output{text}, expectations{text} FROM {q(GoldenCase._meta.db_table)} WHERE id {{ids}}",
-        sorted(wanted),
+        f"SELECT id, CAST(expected_output AS text), CAST(expectations AS text) "
+        f"FROM {connection.ops.quote_name(GoldenCase._meta.db_table)} WHERE id {{ids}}",
+        wanted,
     )
     cases = {}
     for pk, expected_text, expectations_text in rows:

@@ -51,11 +51,11 @@ from django.utils.dateparse import parse_datetime
 from evalsite.broker import send_or_leave_to_sweeper
 from scoring.catalog import catalog_for
 from scoring.chunk_lease import chunk_lease_kept, lease
-from scoring.engine import ScoringPlan, outcomes_compute, score_as_dict, skip_as_dict
+from scoring.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
-from scoring.requests import score_request_from_pass, score_request_read, selection_pks
+from scoring.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
 from scoring.writer import keys_decided, outcomes_write
 
 logger = logging.getLogger(__name__)
@@ -200,8 +200,8 @@ def _chunk_work(chunk, scoring_pass, token):
     """Load, score and write the chunk batch by batch; its totals, or None when the claim was lost."""
     project = scoring_pass.project
     available = catalog_for(project).scorers
-    plan = ScoringPlan([available[s] for s in scoring_pass.scorers], scoring_pass.config)
-    scorer_ids = list(scoring_pass.scorers)
+    plan = plan_of(available, scoring_pass.scorers, scoring_pass.config)
+    scorer_ids = [scorer.id for scorer in plan.scorers]
     judged = any(is_judged(scorer) for scorer in plan.scorers)
     totals = _Totals()
     # Inside a caller's transaction every write must stay on its connection; otherwise
@@ -209,7 +209,7 @@ def _chunk_work(chunk, scoring_pass, token):
     writer = BatchWriter(pipelined=not transaction.get_connection().in_atomic_block)
     try:
         for start in range(0, len(chunk.trace_pks), WRITE_BATCH_RUNS):
-            runs = runs_load(chunk.trace_pks[start : start + WRITE_BATCH_RUNS])
+            runs = runs_load(chunk.trace_pks[start : start + WRITE_BATCH_RUNS], spans=plan.reads)
             decided = {}
             if not scoring_pass.dry_run:
                 # Not to score again what is stored. The writer checks again under its
@@ -252,6 +252,7 @@ def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals):
             outcomes=outcomes,
             dry_run=scoring_pass.dry_run,
             now=now,
+            retried=chunk.attempts > 1,
         )
         written, skipped, existing = len(report.written), len(report.recorded), already + report.existing
         if scoring_pass.dry_run:

@@ -32,10 +32,11 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from checks.judge.limits import judge_run_cap
-from checks.scorers import SCORERS, config_validate
+from checks.scorers import SCORERS, canonical_json, config_validate
 from datasets.models import Experiment, Trace
 from evalsite.errors import Invalid
 from scoring.catalog import catalog_for
+from scoring.engine import ScoringPlan
 
 DEFAULT_LIMIT = 1000
 PASS_MAX_RUNS = 1_000_000
@@ -46,8 +47,26 @@ ID_BATCH = 5000
 NAMED_UNKNOWN = 50
 
 
+def entry_scorer(entry):
+    """The scorer id of an entry of ``scorers``: an id, or ``{"scorer": id, "config": {...}}``."""
+    return entry if isinstance(entry, str) else entry["scorer"]
+
+
+def entry_config(entry, config):
+    """The request config of an entry: ``config[id]`` for an id, its own ``config`` for an object (None: none)."""
+    return config.get(entry) if isinstance(entry, str) else entry.get("config")
+
+
+def plan_of(available, scorers, config):
+    """The ``ScoringPlan`` of ``scorers`` (entries as a request names them) and ``config``."""
+    return ScoringPlan([(available[entry_scorer(e)], entry_config(e, config)) for e in scorers], config)
+
+
 @dataclass(frozen=True)
 class ScoreRequest:
+    # As named, without repeats: scorer ids (configured by ``config``), or
+    # ``{"scorer": id, "config": {...}}`` for a scorer named with a config of its own
+    # (one scorer may be named so several times, once per config).
     scorers: tuple
     config: dict = field(default_factory=dict)
     trace_ids: tuple | None = None
@@ -56,6 +75,15 @@ class ScoreRequest:
     experiment: str | None = None
     experiment_id: int | None = None
     dry_run: bool = False
+
+    @property
+    def scorer_ids(self):
+        """The ids of the scorers named, each once, in order."""
+        return tuple(dict.fromkeys(entry_scorer(entry) for entry in self.scorers))
+
+    def plan(self, available):
+        """The ``ScoringPlan`` of this request; ``available`` maps ids to scorers (the project's catalog)."""
+        return plan_of(available, self.scorers, self.config)
 
     def selection(self, *, until=None):
         """The selection as stored on a pass (JSON)."""
@@ -81,7 +109,7 @@ def score_request_read(*, project, data, background):
     """
     catalog = catalog_for(project)
     scorers, config, errors = _scorers_read(catalog, data)
-    judged = catalog.judged(scorers)
+    judged = catalog.judged(dict.fromkeys(entry_scorer(entry) for entry in scorers))
     cap = runs_cap(judged, background=background)
     trace_ids, limit = _selection_read(data, cap, background, judged, errors)
     if errors:
@@ -114,20 +142,41 @@ def score_request_read(*, project, data, background):
 
 
 def _scorers_read(catalog, data):
-    """``(scorers without repeats, config, errors)``: unknown ids, config for scorers not named, bad config."""
+    """``(entries without repeats, config, errors)``: unknown ids, config for scorers not named, bad config.
+
+    An entry is a scorer id, configured by ``config[id]``, or ``{"scorer": id, "config":
+    {...}}`` with a config of its own; one scorer may be named with several configs.
+    """
     available = catalog.scorers
     errors = []
-    scorers = list(dict.fromkeys(data["scorers"]))
-    for index, scorer_id in enumerate(data["scorers"]):
+    entries = {}
+    for index, entry in enumerate(data["scorers"]):
+        scorer_id = entry_scorer(entry)
         if scorer_id not in available:
             errors.append({"field": f"scorers[{index}]", "message": unknown_scorer_message(catalog, [scorer_id])})
+        elif not isinstance(entry, str) and "config" in entry:
+            errors.extend(_config_problems(available[scorer_id], entry["config"], f"scorers[{index}].config"))
+        entries.setdefault(entry if isinstance(entry, str) else _entry_key(entry), entry)
     config = dict(data.get("config") or {})
     for scorer_id, scorer_config in config.items():
-        if scorer_id not in scorers:
-            errors.append({"field": f"config.{scorer_id}", "message": f"{scorer_id!r} is not one of the scorers named"})
+        if scorer_id not in entries:
+            errors.append({"field": f"config.{scorer_id}", "message": _not_named_message(scorer_id, entries)})
         elif scorer_id in available:
             errors.extend(_config_problems(available[scorer_id], scorer_config))
-    return scorers, config, errors
+    return list(entries.values()), config, errors
+
+
+def _entry_key(entry):
+    try:
+        return canonical_json(entry)
+    except (TypeError, ValueError):  # refused with a 400 anyway
+        return repr(entry)
+
+
+def _not_named_message(scorer_id, entries):
+    if any(entry_scorer(entry) == scorer_id for entry in entries.values()):
+        return f"{scorer_id!r} is named only with configs of its own in scorers; give this config there too"
+    return f"{scorer_id!r} is not one of the scorers named"
 
 
 def _selection_read(data, cap, background, judged, errors):
@@ -176,7 +225,13 @@ def _experiment_id(project, name, errors):
 
 def _config_given_check(project, catalog, request):
     """A scorer that needs config must get it from the request, or from cases of the selected runs."""
-    unconfigured = [s for s in request.scorers if s in catalog.request_config_ids and s not in request.config]
+    unconfigured = list(
+        dict.fromkeys(
+            entry_scorer(e)
+            for e in request.scorers
+            if entry_scorer(e) in catalog.request_config_ids and entry_config(e, request.config) is None
+        )
+    )
     if unconfigured and not _selection_has_cases(project, request):
         raise Invalid(
             f"{', '.join(unconfigured)} need{'s' if len(unconfigured) == 1 else ''} config: give "
@@ -283,12 +338,14 @@ def _unknown_trace_ids(project, trace_ids):
     return errors
 
 
-def _config_problems(scorer, scorer_config):
+def _config_problems(scorer, scorer_config, at=None):
     errors = []
     for problem in config_validate(scorer, scorer_config):
         # "latency_budget.ms: -1 is less than the minimum of 0" -> field config.latency_budget.ms
+        # (scorers[2].config.ms for an entry with its own config)
         where, _, message = problem.partition(": ")
-        errors.append({"field": f"config.{where}", "message": message or problem})
+        field = f"config.{where}" if at is None else at + where[len(scorer.id) :]
+        errors.append({"field": field, "message": message or problem})
     return errors
 
 

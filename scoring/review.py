@@ -6,6 +6,7 @@ from evalsite.errors import Invalid
 from evalsite.models import Project
 from scoring.models import ScoringPass
 from scoring.passes import pass_start
+from scoring.requests import entry_scorer
 
 
 def abstentions_rescore(*, abstentions, requested_by=None):
@@ -21,14 +22,22 @@ def abstentions_rescore(*, abstentions, requested_by=None):
         group = groups.setdefault((project_id, pass_id), {"trace_ids": {}, "scorers": {}})
         group["trace_ids"][trace_id] = None
         group["scorers"][scorer] = None
-    configs = dict(ScoringPass.objects.filter(pk__in={p for _, p in groups if p}).values_list("pk", "config"))
+    originals = {
+        pk: (scorers, config)
+        for pk, scorers, config in ScoringPass.objects.filter(pk__in={p for _, p in groups if p}).values_list(
+            "pk", "scorers", "config"
+        )
+    }
     projects = Project.objects.in_bulk({project_id for project_id, _ in groups})
     started, problems = [], []
     for (project_id, pass_id), group in groups.items():
-        config = configs.get(pass_id) or {}
+        named, config = originals.get(pass_id) or ([], {})
+        # A scorer the pass named with configs of its own is named again with them.
+        entries = [e for e in named if entry_scorer(e) in group["scorers"]]
+        entries += [s for s in group["scorers"] if not any(entry_scorer(e) == s for e in entries)]
         data = {
-            "scorers": list(group["scorers"]),
-            "config": {s: config[s] for s in group["scorers"] if s in config},
+            "scorers": entries,
+            "config": {s: config[s] for s in entries if isinstance(s, str) and s in config},
             "trace_ids": list(group["trace_ids"]),
         }
         try:

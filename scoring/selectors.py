@@ -114,7 +114,7 @@ def pass_list(*, project):
 def pass_skips(*, scoring_pass, after=None, limit=None):
     """``(skips, more)``: up to ``limit`` (a page) skips of the pass after skip id ``after``, oldest first.
 
-    Each skip is ``{id, trace_id, scorer, kind, reason, detail}``. A dry run writes no
+    Each skip is ``{id, trace_id, scorer, config_hash, kind, reason, detail}``. A dry run writes no
     skips: its list is the sample its chunks kept.
     """
     limit = limit or PASS_SKIPS_PAGE
@@ -128,7 +128,7 @@ def pass_skips(*, scoring_pass, after=None, limit=None):
     rows = (
         Abstention.objects.filter(scoring_pass=scoring_pass)
         .order_by("id")
-        .values("id", "trace__trace_id", "scorer", "kind", "reason", "detail")
+        .values("id", "trace__trace_id", "scorer", "config_hash", "kind", "reason", "detail")
     )
     if after is not None:
         rows = rows.filter(id__gt=after)
@@ -138,6 +138,7 @@ def pass_skips(*, scoring_pass, after=None, limit=None):
             "id": r["id"],
             "trace_id": r["trace__trace_id"],
             "scorer": r["scorer"],
+            "config_hash": r["config_hash"],
             "kind": r["kind"],
             "reason": r["reason"],
             "detail": r["detail"],

@@ -105,8 +105,11 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
     return decided, stale
 
 
-def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None):
+def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None, retried=True):
     """Write ``outcomes`` of ``runs`` (see the module docstring); returns a ``WriteReport``.
+
+    ``retried=False`` says the pass has recorded nothing for these runs yet (a chunk's
+    first attempt): its abstentions are not read back (the insert still skips any).
 
     Must run inside a transaction (the quota reservation and the rows commit or roll
     back together). Idempotent: outcomes already written or recorded are counted
@@ -125,7 +128,9 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None)
         present = set(rows_lock(Trace._meta.db_table, pks))
     changed = _changed_runs(runs, present)
     scorer_ids = sorted({o.scorer_id for o in outcomes})
-    decided, stale = keys_decided(trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id)
+    decided, stale = keys_decided(
+        trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id, with_abstentions=retried
+    )
     scores, others = _sort_out(outcomes, present, changed, decided, report)
     granted = _quota_grant(project, len(scores), dry_run, now)
     report.written = scores[:granted]

@@ -193,3 +193,18 @@ def test_every_operation_documents_the_errors_any_request_may_get(schema):
 
 def test_the_otlp_export_body_is_required(schema):
     assert schema["paths"]["/v1/traces"]["post"]["requestBody"]["required"] is True
+
+
+def test_a_scoring_request_names_a_scorer_by_id_or_with_a_config_of_its_own(schema):
+    scorers = schema["components"]["schemas"]["ScoreRequestInRequest"]["properties"]["scorers"]
+    check = Draft202012Validator(scorers)
+
+    assert check.is_valid(
+        ["answered", "json_valid", {"scorer": "json_valid", "config": {"schema": {"type": "object"}}}]
+    )
+    assert check.is_valid([{"scorer": "answered"}])
+    assert not check.is_valid([{"scorer": "json_valid", "configs": {}}])
+    assert not check.is_valid([{"config": {}}])
+    assert not check.is_valid([7])
+    passes = schema["components"]["schemas"]["PassOut"]["properties"]["scorers"]
+    assert passes["items"] == scorers["items"]

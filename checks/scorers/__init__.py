@@ -12,7 +12,17 @@ Typical use::
     key = config_hash(config)
 """
 
-from .base import Abstain, Result, RunView, Scorer, SpanView, config_missing_abstain, run_from_payload, score_run
+from .base import (
+    READS,
+    Abstain,
+    Result,
+    RunView,
+    Scorer,
+    SpanView,
+    config_missing_abstain,
+    run_from_payload,
+    score_run,
+)
 from .config import config_hash, config_validate, resolve_config
 from .registry import (
     AGENT_CHECK_IDS,
@@ -28,6 +38,7 @@ from .values import canonical_json
 
 __all__ = [
     "AGENT_CHECK_IDS",
+    "READS",
     "BUILTIN_IDS",
     "SCORERS",
     "Abstain",

@@ -65,12 +65,17 @@ def tool_choice(run, config):
     if mode not in TOOL_MATCH_MODES:
         return Abstain("invalid_config", {"message": f"unknown tool_match {mode!r}"})
     actual = run.tool_names()
+    if actual == expected:  # nothing missing, nothing extra, whatever the mode
+        missing, extra = [], []
+    else:
+        wanted, called = Counter(expected), Counter(actual)
+        missing, extra = list((wanted - called).elements()), list((called - wanted).elements())
     detail = {
         "actual_tools": actual,
         "expected_tools": expected,
         "tool_match": mode,
-        "missing": list((Counter(expected) - Counter(actual)).elements()),
-        "extra": list((Counter(actual) - Counter(expected)).elements()),
+        "missing": missing,
+        "extra": extra,
     }
     shown = f"{expected}" if mode == "exact" else f"{expected} ({mode})"
     if tools_match(expected, actual, mode):
@@ -200,6 +205,7 @@ SCORERS = (
         func=tool_choice,
         case_config=_tool_choice_from_case,
         missing_message="tool_choice is not configured: give config.tool_choice.expected_tools or the case's expectation expected_tools",
+        reads="tool_names",
     ),
     Scorer(
         id="tool_output_schema",

@@ -147,6 +147,7 @@ SCORERS = (
         category="output",
         expectation_keys=(),
         func=answered,
+        reads="nothing",
     ),
     Scorer(
         id="exact_match",
@@ -166,6 +167,7 @@ SCORERS = (
         case_config=_exact_match_from_case,
         missing_reason="no_expected_output",
         missing_message="no expected answer: the case has no expected_output and the request gave no config.exact_match.expected",
+        reads="nothing",
     ),
     Scorer(
         id="contains",
@@ -193,6 +195,7 @@ SCORERS = (
         expectation_keys=("contains",),
         func=contains,
         case_config=_contains_from_case,
+        reads="nothing",
     ),
     Scorer(
         id="json_valid",
@@ -211,5 +214,6 @@ SCORERS = (
         func=json_valid,
         case_config=_json_valid_from_case,
         schema_keys=("schema",),
+        reads="nothing",
     ),
 )

@@ -59,7 +59,7 @@ class RunView:
         return tuple(span for span in self.spans if span.kind == "tool")
 
     def tool_names(self):
-        return [span.name for span in self.tool_calls()]
+        return [span.name for span in self.spans if span.kind == "tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +118,14 @@ class Scorer:
     # case or the policy names the scorer). The gate reports checks in the order of the
     # expectations schema (``checks.expectations``).
     gated_by: str | None = None
+    # What of a run's spans the scorer reads, so a pass loads no more (``READS``):
+    # "nothing" (the answer, figures and case only), "tool_names" (the names of its tool
+    # calls, in order: ``run.tool_names()``), or "spans" (every span, whole).
+    reads: str = "spans"
+
+
+# The span levels a scorer may read, least first.
+READS = ("nothing", "tool_names", "spans")
 
 
 def config_missing_abstain(scorer):
@@ -149,7 +157,7 @@ def score_run(scorer, run, config):
             "scorer_error",
             {"message": f"{scorer.id} raised {type(exc).__name__}: {exc}"[:1000], "exception": type(exc).__name__},
         )
-    if not isinstance(outcome, Result | Abstain):
+    if type(outcome) is not Result and not isinstance(outcome, Result | Abstain):
         return Abstain(
             "scorer_error",
             {"message": f"{scorer.id} returned {type(outcome).__name__}", "exception": "TypeError"},

@@ -15,6 +15,7 @@ from .base import Abstain, Result, Scorer
 from .values import number
 
 _COST_QUANTUM = Decimal("0.000001")
+_FLOATS = (float, int)
 
 
 def latency_budget(run, config):
@@ -31,6 +32,21 @@ def _cents(value):
     return Decimal(str(value)).quantize(_COST_QUANTUM)
 
 
+def _within(cost, budget):
+    """``cost <= budget`` at a millionth of a cent."""
+    # Figures more than 1e-5 apart compare the same as floats and as quantized decimals
+    # (each side moves by at most half a millionth); only close calls need Decimal.
+    if (
+        type(cost) in _FLOATS
+        and type(budget) in _FLOATS
+        and abs(cost) < 1e9
+        and abs(budget) < 1e9
+        and abs(cost - budget) > 1e-5
+    ):
+        return cost <= budget
+    return _cents(cost) <= _cents(budget)
+
+
 def cost_budget(run, config):
     budget = config["cents"]
     if run.cost_cents is None and run.unpriced_models:
@@ -43,7 +59,7 @@ def cost_budget(run, config):
         return Abstain("no_cost", {"message": "the run recorded no cost", "budget_cents": budget})
     detail = {"cost_cents": number(run.cost_cents), "budget_cents": budget}
     shown = f"{number(run.cost_cents):g} cents"
-    if _cents(run.cost_cents) <= _cents(budget):
+    if _within(run.cost_cents, budget):
         return Result.verdict(True, f"{shown}, within the {budget:g} cents budget", detail)
     return Result.verdict(False, f"{shown}, over the {budget:g} cents budget", detail)
 
@@ -83,6 +99,7 @@ SCORERS = (
         expectation_keys=("latency_threshold_ms",),
         func=latency_budget,
         case_config=_from_expectation("latency_threshold_ms", "ms"),
+        reads="nothing",
     ),
     Scorer(
         id="cost_budget",
@@ -101,6 +118,7 @@ SCORERS = (
         expectation_keys=("cost_threshold_cents",),
         func=cost_budget,
         case_config=_from_expectation("cost_threshold_cents", "cents"),
+        reads="nothing",
     ),
     Scorer(
         id="tool_efficiency",
@@ -119,5 +137,6 @@ SCORERS = (
         expectation_keys=("tool_budget",),
         func=tool_efficiency,
         case_config=_from_expectation("tool_budget", "max_calls"),
+        reads="tool_names",
     ),
 )

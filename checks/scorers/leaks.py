@@ -81,6 +81,41 @@ SECRET_PATTERNS = {
     ),
 }
 _COMPILED = [(kind, re.compile(pattern), prefix) for kind, (pattern, prefix) in SECRET_PATTERNS.items()]
+# Text every match of a kind contains (any one of them): a kind whose text is absent
+# cannot match, so its pattern is not run. Most answers hold none, and 19 scans of
+# every answer cost more than the rest of the checks. The case-insensitive kinds are
+# looked for with their own case-insensitive pattern.
+_NEEDED = {
+    "private_key": ("-----BEGIN ",),
+    "anthropic_api_key": ("sk-ant-",),
+    "openai_api_key": ("sk-",),
+    "huggingface_token": ("hf_",),
+    "groq_api_key": ("gsk_",),
+    "replicate_token": ("r8_",),
+    "xai_api_key": ("xai-",),
+    "aws_access_key_id": ("AKIA", "ASIA"),
+    "aws_secret_access_key": (re.compile(r"(?i:aws_secret_access_key)"),),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "github_pat": ("github_pat_",),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"),
+    "stripe_key": ("k_live_", "k_test_"),
+    "google_api_key": ("AIza",),
+    "evalsite_api_key": ("esk_",),
+    "jwt": (".eyJ",),
+    "bearer_token": (re.compile(r"(?i:bearer)"),),
+    "url_password": ("://",),
+}
+assert set(_NEEDED) == set(SECRET_PATTERNS)
+# Every text above holds one of these (the case-insensitive kinds: "_", or "bearer"):
+# a few substring tests set most answers aside before any pattern runs.
+_MARKS = ("-", "_", "://", "AKIA", "ASIA", "AIza", ".eyJ")
+_BEARER = _NEEDED["bearer_token"][0]
+
+
+def _may_hold_any(text):
+    return any(mark in text for mark in _MARKS) or _BEARER.search(text) is not None
+
 
 # Kinds whose prefix also starts ordinary words ("sk-learn", "Bearer of") must have a
 # body that looks random (see the module docstring).
@@ -117,7 +152,14 @@ def _shown_prefix(kind, match, prefix):
 def secrets_in(text, where="$"):
     """Every credential found in ``text``: ``[{"kind", "where", "offset", "prefix", "length"}]``."""
     found, taken = [], []
+    if not _may_hold_any(text):
+        return found
     for kind, pattern, prefix in _COMPILED:
+        for needed in _NEEDED[kind]:
+            if needed in text if type(needed) is str else needed.search(text):
+                break
+        else:
+            continue  # nothing this kind's matches hold
         for match in pattern.finditer(text):
             start, end = match.span()
             if any(start < t_end and t_start < end for t_start, t_end in taken) or not _accept(kind, match):
@@ -159,5 +201,6 @@ SCORERS = (
         category="output",
         expectation_keys=(),
         func=no_leaked_secret,
+        reads="nothing",
     ),
 )

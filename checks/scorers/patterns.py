@@ -124,5 +124,6 @@ SCORERS = (
         func=regex,
         case_config=_regex_from_case,
         config_problems=regex_config_problems,
+        reads="nothing",
     ),
 )

@@ -64,7 +64,17 @@ REFUSAL_PATTERNS = {
     "declinar": r"(?:debo|tengo que) (?:declinar|rechazar|negarme)\b",
 }
 _PATTERNS = [(name, re.compile(pattern)) for name, pattern in REFUSAL_PATTERNS.items()]
+# Every match of a pattern holds one of these (within a sentence, white space is one
+# space): a text with none of them has no refusing sentence.
+_PATTERN_WORDS = (
+    "can", "unable", "not able", "won", "will not", "not allowed", "but", "as a", "decline", "refuse",  # English
+    "no ", "pero", "como ", "declinar", "rechazar", "negarme",  # Spanish
+)  # fmt: skip
+# Any of them, in one match: most sentences start with none.
+_ANY_PATTERN = re.compile("|".join(f"(?:{pattern})" for pattern in REFUSAL_PATTERNS.values()))
 
+_SPACES = re.compile(r"[^\S\n]+")
+_SPACES_TO_COLLAPSE = re.compile(r"[^\S\n ]|  ")
 _SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])\s+")
 _LEADING_PUNCTUATION = re.compile(r"^[^\w]+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": "'"})
@@ -72,15 +82,23 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": 
 
 def normalise(text):
     """Lower case, no accents, straight apostrophes, single spaces (line breaks kept)."""
-    text = unicodedata.normalize("NFKD", text.translate(_APOSTROPHES))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    return re.sub(r"[^\S\n]+", " ", text)
+    if text.isascii():  # one apostrophe to straighten, nothing to decompose (NFKD leaves ASCII as it is)
+        text = text.replace("`", "'").lower()
+    else:
+        text = unicodedata.normalize("NFKD", text.translate(_APOSTROPHES))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    # Most texts have only single spaces and line breaks: nothing to collapse.
+    return _SPACES.sub(" ", text) if _SPACES_TO_COLLAPSE.search(text) else text
 
 
 def sentences(text):
     """The normalised sentences of ``text``, leading punctuation removed, empty ones dropped."""
+    return _sentences_of(normalise(text))
+
+
+def _sentences_of(normalised):
     out = []
-    for piece in _SENTENCE_BREAK.split(normalise(text)):
+    for piece in _SENTENCE_BREAK.split(normalised):
         piece = _LEADING_PUNCTUATION.sub("", piece.strip())
         if piece:
             out.append(piece)
@@ -89,6 +107,8 @@ def sentences(text):
 
 def refusal_match(sentence):
     """The name of the pattern ``sentence`` starts with, or None."""
+    if _ANY_PATTERN.match(sentence) is None:
+        return None
     for name, pattern in _PATTERNS:
         if pattern.match(sentence):
             return name
@@ -96,12 +116,15 @@ def refusal_match(sentence):
 
 
 def _weight(text):
-    return sum(1 for ch in text if not ch.isspace())
+    return len("".join(text.split()))  # its characters that are not white space
 
 
 def refusal_of(text):
     """``None`` when ``text`` is not a refusal, else the evidence ``{"rule", "pattern", "sentence", "share"}``."""
-    parts = sentences(text)
+    normalised = normalise(text)
+    if not any(word in normalised for word in _PATTERN_WORDS):
+        return None  # no sentence can start with a pattern
+    parts = _sentences_of(normalised)
     if not parts:
         return None
     matches = [(s, refusal_match(s)) for s in parts]
@@ -140,5 +163,6 @@ SCORERS = (
         category="output",
         expectation_keys=(),
         func=not_a_refusal,
+        reads="nothing",
     ),
 )

@@ -21,7 +21,25 @@ _VALIDATORS = {}
 _VALIDATORS_KEPT = 256
 
 
+# The same schema object comes back for every run of a pass (one resolved config):
+# found by identity first, its canonical JSON is not computed again. The schema is
+# kept with its validator so its id cannot be reused by another object meanwhile.
+_BY_IDENTITY = {}
+
+
 def _validator(schema):
+    kept = _BY_IDENTITY.get(id(schema))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    validator = _validator_by_content(schema)
+    if isinstance(schema, dict):
+        if len(_BY_IDENTITY) >= _VALIDATORS_KEPT:
+            _BY_IDENTITY.clear()
+        _BY_IDENTITY[id(schema)] = (schema, validator)
+    return validator
+
+
+def _validator_by_content(schema):
     try:
         key = canonical_json(schema)
     except (TypeError, ValueError):

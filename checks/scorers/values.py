@@ -38,9 +38,29 @@ def json_normalize(value):
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
+_AS_IS = (str, int, type(None))  # bool is an int
+
+
+def _normal_already(value):
+    """Whether ``json_normalize`` leaves ``value`` as it is (the usual config: strings, lists of them)."""
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str:
+            return False
+        if type(item) is list:
+            if not all(isinstance(part, _AS_IS) for part in item):
+                return False
+        elif not isinstance(item, _AS_IS):
+            return False
+    return True
+
+
 def canonical_json(value):
     """The canonical JSON text of ``value`` (sorted keys, no spaces, whole floats as ints)."""
-    return json.dumps(json_normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not _normal_already(value):
+        value = json_normalize(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def json_equal(a, b):
@@ -52,6 +72,10 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+# One decoder for every call: json.loads with options builds a new one each time.
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def json_from_string(text):
     """``(True, value)`` when ``text`` is a string holding a JSON document, else ``(False, error)``.
 
@@ -60,7 +84,9 @@ def json_from_string(text):
     if not isinstance(text, str):
         return False, "not a string"
     try:
-        return True, json.loads(text, parse_constant=_reject_constant)
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return True, _STRICT.decode(text)
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         return False, str(exc)
 

@@ -64,7 +64,7 @@ def test_a_pass_splits_into_chunks_and_reports_progress_until_done(actors, runs,
     assert detail["finished_at"] is not None
     assert detail["skips_by_reason"] == {"no_expected_output": 7}
     assert {s["trace_id"] for s in detail["skips"]} == {f"run-{i}" for i in range(7)}
-    assert set(detail["skips"][0]) == {"trace_id", "scorer", "kind", "reason", "detail"}
+    assert set(detail["skips"][0]) == {"trace_id", "scorer", "config_hash", "kind", "reason", "detail"}
     assert ScoringChunk.objects.get(pk=chunks[0].pk).trace_pks == [r.pk for r in reversed(runs)][:3]
 
 

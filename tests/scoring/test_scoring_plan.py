@@ -41,3 +41,22 @@ def test_cases_that_configure_a_scorer_alike_share_one_hashing():
         assert len(shared) == 1
     outcomes, _ = outcomes_compute(plan, runs)
     assert [o.result.passed for o in outcomes if o.scorer_id == "contains"] == [True] * 5
+
+
+def test_every_kind_of_config_gets_the_hash_config_hash_gives():
+    configs = [
+        {},
+        {"expected": 'Focus pro 3h cuesta 75,00 €.\n"quoted" \u2028 \x01'},
+        {"expected_tools": ["search", "fetch"], "tool_match": "exact"},
+        {"value": ["a", "b"], "mode": "any"},
+        {"ms": 2000},
+        {"cents": 4.0},
+        {"cents": 0.1},
+        {"expected": 7500.0},
+        {"expected": {"total_cents": 7500, "b": [1.0, None, True]}},
+        {"expected": None, "z": False, "a": 2**63},
+        {"schema": {"type": "object", "properties": {"x": {"minimum": 1.5}}}},
+    ]
+    plan = ScoringPlan([], {})
+    for config in configs:
+        assert plan._hashed(config).config_hash == config_hash(config), config

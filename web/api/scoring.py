@@ -7,7 +7,7 @@ as a 400 naming the field. docs/passes.md is the reference.
 """
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,19 +22,66 @@ from web.api.openapi import problem_responses
 from web.api.rest import validated
 
 _SCORER_LIMIT = 200
+_SCORER_ID = {"type": "string", "minLength": 1, "maxLength": 100}
+_SCORER_ENTRY = {
+    "oneOf": [
+        {**_SCORER_ID, "description": "A scorer id, configured by config.<id>."},
+        {
+            "type": "object",
+            "properties": {
+                "scorer": _SCORER_ID,
+                "config": {"type": "object", "additionalProperties": {}, "description": "This entry's config."},
+            },
+            "required": ["scorer"],
+            "additionalProperties": False,
+            "description": "A scorer with a config of its own: one scorer may be named so several times, each "
+            'config scored and reported apart (e.g. json_valid without and with {"schema": ...}).',
+        },
+    ]
+}
+
+
+@extend_schema_field(_SCORER_ENTRY)
+class ScorerEntryField(serializers.Field):
+    """A scorer id, or ``{"scorer": id, "config": {...}}``."""
+
+    default_error_messages = {"invalid": 'Expected a scorer id, or an object with "scorer" (an id) and "config".'}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            return serializers.CharField(max_length=100).run_validation(data)
+        if not isinstance(data, dict):
+            self.fail("invalid")
+        errors = {name: ["unknown field"] for name in sorted(set(data) - {"scorer", "config"})}
+        entry = {}
+        for name, field in (("scorer", serializers.CharField(max_length=100)), ("config", serializers.DictField())):
+            if name not in data and name == "config":
+                continue
+            try:
+                entry[name] = field.run_validation(data.get(name, serializers.empty))
+            except serializers.ValidationError as exc:
+                errors[name] = exc.detail
+        if errors:
+            raise serializers.ValidationError(errors)
+        return entry
+
+    def to_representation(self, value):
+        return value
 
 
 class ScoreRequestIn(serializers.Serializer):
     scorers = serializers.ListField(
-        child=serializers.CharField(max_length=100),
+        child=ScorerEntryField(),
         min_length=1,
         max_length=_SCORER_LIMIT,
-        help_text="Scorer ids (GET /v1/api/scorers lists the built-in ones).",
+        help_text="Scorer ids (GET /v1/api/scorers lists the built-in ones), or objects {scorer, config} to name "
+        "a scorer with a config of its own (once per config).",
     )
     config = serializers.DictField(
         child=serializers.DictField(),
         required=False,
-        help_text='Config per scorer id, e.g. {"latency_budget": {"ms": 2000}}. A linked case\'s expectations win.',
+        help_text='Config per scorer id named as an id, e.g. {"latency_budget": {"ms": 2000}}. A linked case\'s '
+        "expectations win.",
     )
     trace_ids = serializers.ListField(
         child=serializers.CharField(max_length=200),
@@ -84,6 +131,9 @@ class ScoreOut(serializers.Serializer):
 class SkipOut(serializers.Serializer):
     trace_id = serializers.CharField()
     scorer = serializers.CharField()
+    config_hash = serializers.CharField(
+        required=False, help_text="The config the scorer was asked to run with (a scorer named with two configs)."
+    )
     kind = serializers.CharField(
         help_text="abstained (the scorer could not measure the run) or skipped (not written: quota, deadline, "
         "run_changed)."
@@ -110,7 +160,7 @@ class PassOut(serializers.Serializer):
     url = serializers.CharField()
     status = serializers.CharField(help_text="queued, running, done or failed.")
     dry_run = serializers.BooleanField()
-    scorers = serializers.ListField(child=serializers.CharField())
+    scorers = serializers.ListField(child=ScorerEntryField(), help_text="As the request named them.")
     config = serializers.DictField()
     selection = serializers.DictField(
         help_text="trace_ids (their count), or limit/from/experiment and until (runs ingested later are not part of it)."
