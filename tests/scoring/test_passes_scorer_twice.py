@@ -1,6 +1,7 @@
 """One pass names a scorer twice with two configs: each config is scored, stored and reported apart."""
 
 import pytest
+from django.test import Client
 
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase
@@ -136,3 +137,15 @@ def test_re_scoring_an_abstention_names_the_scorer_again_with_the_config_it_had(
     started, problems = abstentions_rescore(abstentions=Abstention.objects.all())
     assert problems == []
     assert [p.scorers for p in started] == [body["scorers"]]
+
+
+def test_the_pass_pages_show_an_entrys_settings_readably(actors, runs):
+    pass_id = _start(actors, {"scorers": BOTH}).json()["id"]
+    client = Client()
+    client.force_login(actors.alice)
+    expected = 'answered, json_valid, json_valid (schema = {"type": "object"'
+    detail = client.get(f"/p/acme/passes/{pass_id}/").content.decode()
+    listing = client.get("/p/acme/passes/").content.decode()
+    assert expected in detail.replace("&quot;", '"')
+    assert "json_valid (schema = " in listing
+    assert "{&#x27;scorer&#x27;" not in detail + listing
