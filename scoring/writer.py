@@ -20,9 +20,11 @@
    locks, so lock order is always runs then quota window). Scores beyond the grant are
    not written: each becomes a ``quota`` skip, and a stale score it would have
    replaced stays.
-5. writes scores with ``rows_insert_new`` (``COPY`` into a staging table, then one
-   ``INSERT ... ON CONFLICT DO NOTHING``) and abstentions/skips likewise (unique per
-   pass, run, scorer, version and config).
+5. writes scores with ``rows_insert_new``: on PostgreSQL a ``COPY`` straight into the
+   table, since step 3 under the locks of step 1 left out every stored score (a
+   conflict all the same falls back to a staging table and ``INSERT ... ON CONFLICT DO
+   NOTHING``); abstentions/skips through the staging table (unique per pass, run,
+   scorer, version and config).
 
 A dry run does steps 2-4 without locking, reserving or writing, reading the quota left.
 """
@@ -202,6 +204,8 @@ def _rows_write(project, pass_id, report, stale, now):
             for o in report.written
         ],
         unique=SCORE_KEY,
+        # The run locks and keys_decided above left out every score already stored.
+        expect_new=True,
     )  # fmt: skip
     if inserted != len(report.written):
         # Only a writer that bypassed the run locks above can get here first.
