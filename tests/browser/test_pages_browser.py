@@ -6,8 +6,6 @@ The data: the demo (Reservo v1 baseline, v2 regressed, gate runs of both) plus a
 dataset whose cases ran three trials each, one of them flaky and one quarantined.
 """
 
-from pathlib import Path
-
 import pytest
 
 from datasets.ingestion import traces_ingest
@@ -15,13 +13,12 @@ from datasets.models import Dataset, GoldenCase
 from experiments.gating import gate_request
 from experiments.models import GatePolicy
 from tests.base import actors_create
-from tests.browser.conftest import log_in
+from tests.browser.conftest import axe_violations, log_in
 from tests.factories import run_payload
 from web.demo import demo_data_load
 
 pytestmark = pytest.mark.browser
 
-AXE = Path(__file__).resolve().parents[1] / "ci" / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = (390, 1440)
 GOOD = [{"span_id": "t", "kind": "tool", "name": "quote_room", "input": {"room": "Focus"}, "output": {"total": 75}}]
 BAD = [{"span_id": "t", "kind": "tool", "name": "book_room", "input": {"room": "Focus", "hours": 3}}]
@@ -77,17 +74,6 @@ def _pages(demo, trials):
     }
 
 
-def _axe(page):
-    if not AXE.exists():
-        pytest.fail(f"axe-core is not installed at {AXE}: run `npm install --prefix tests/ci` (.ci/run does this).")
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate(
-        "async () => (await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'best-practice']})).violations"
-        ".map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"
-    )
-    return [v for v in result if v["impact"] in ("serious", "critical")]
-
-
 def test_every_page_fits_390_and_1440_pixels_and_passes_axe(page, site, artifacts_dir):
     actors, demo, trials = site
     log_in(page, "bob", "/p/acme/runs/")
@@ -104,7 +90,7 @@ def test_every_page_fits_390_and_1440_pixels_and_passes_axe(page, site, artifact
                 problems.append(f"{name} at {width}px is {overflow}px wider than the screen")
             page.screenshot(path=str(artifacts_dir / f"page-{name}-{width}.png"), full_page=True)
             if width == WIDTHS[0]:
-                problems += [f"{name}: {v['id']} ({v['impact']}): {v['help']} at {v['nodes']}" for v in _axe(page)]
+                problems += [f"{name}: {violation}" for violation in axe_violations(page)]
     assert not problems, "\n".join(problems)
     assert not failed_requests  # no favicon or stylesheet missing on any page
 
