@@ -5,10 +5,10 @@ from django.test import Client
 
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase
-from scoring.models import Abstention, Score, ScoringChunk
-from scoring.passes import chunk_score, pass_plan
+from scoring.models import Abstention, Score
 from scoring.review import abstentions_rescore
 from tests.factories import trace_create
+from tests.scoring.test_passes_api import _work
 
 SCHEMA = {"type": "object", "required": ["total_cents"], "properties": {"total_cents": {"type": "integer"}}}
 BOTH = ["answered", "json_valid", {"scorer": "json_valid", "config": {"schema": SCHEMA}}]
@@ -16,12 +16,6 @@ BOTH = ["answered", "json_valid", {"scorer": "json_valid", "config": {"schema": 
 
 def _start(actors, body):
     return actors.api().post("/v1/api/passes", body, format="json")
-
-
-def _work(pass_id):
-    pass_plan(pass_id=pass_id)
-    for chunk in ScoringChunk.objects.filter(scoring_pass_id=pass_id).order_by("ordinal"):
-        chunk_score(chunk_id=chunk.pk, token=f"task-{chunk.pk}")
 
 
 @pytest.fixture
