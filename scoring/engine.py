@@ -88,7 +88,7 @@ _NO_CASE = RunView(
 # Canonical hash and stored JSON of each distinct config content, shared by every plan of
 # the process: a worker scores the same cases' configs chunk after chunk.
 _HASHED = {}
-_HASHED_KEPT = 20_000  # a few MB at most
+_HASHED_KEPT = 50_000  # about 15 MB at most
 
 
 _PLAIN = (str, int, bool, type(None))

@@ -105,13 +105,29 @@ def _contains_from_case(run):
     return dict(value) if isinstance(value, dict) else {"value": value}
 
 
+# The last answer parsed, kept with the text itself (so compared by identity, never a
+# reused id): a pass that names json_valid twice, without and with a schema, parses each
+# answer once. Parsed answers are only read, never changed.
+_LAST_PARSED = (None, None)
+
+
+def _answer_parsed(text):
+    global _LAST_PARSED
+    last = _LAST_PARSED
+    if last[0] is text:
+        return last[1]
+    parsed = json_from_string(text)
+    _LAST_PARSED = (text, parsed)
+    return parsed
+
+
 def json_valid(run, config):
     schema = config.get("schema")
     detail = {"schema_checked": schema is not None}
     if is_empty(run.output):
         return Result.verdict(False, "the run produced no answer", detail)
     if isinstance(run.output, str):
-        ok, parsed = json_from_string(run.output)
+        ok, parsed = _answer_parsed(run.output)
         if not ok:
             detail["errors"] = [{"path": "$", "message": f"the answer is not JSON: {parsed}", "validator": "json"}]
             return Result.verdict(False, f"the answer is not JSON: {parsed}", detail)

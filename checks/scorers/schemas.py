@@ -4,19 +4,21 @@ A schema is read with the draft its ``$schema`` names (Draft 2020-12 when it nam
 none). ``schema_errors`` lists EVERY violation (``iter_errors``), each with the JSON path
 of the offending value (``$.total_cents``, ``$.rooms[0]``) and jsonschema's message, in
 a stable order, so a failed check says everything that is wrong at once. ``format`` is
-an annotation, not a check (the JSON Schema default).
+an annotation, not a check (the JSON Schema default). A value that the schema's quick
+screen (``schema_screen``) proves valid skips jsonschema: it has no errors to list.
 """
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from .schema_screen import screen_compile
 from .values import canonical_json, json_path
 
 _MESSAGE_CHARS = 300
 # Checking a schema against its meta-schema costs far more than validating a small
 # instance, and a pass applies the same few schemas to thousands of runs: valid
-# schemas' validators are kept, keyed by their canonical JSON.
+# schemas' validators (with their screens) are kept, keyed by their canonical JSON.
 _VALIDATORS = {}
 _VALIDATORS_KEPT = 256
 
@@ -51,7 +53,7 @@ def _validator_by_content(schema):
             raise SchemaError(f"{schema['$schema']!r} is not of type 'string'", path=["$schema"])
         cls = validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
-        validator = cls(schema)
+        validator = (cls(schema), screen_compile(schema, cls))
         if key is not None:
             if len(_VALIDATORS) >= _VALIDATORS_KEPT:
                 _VALIDATORS.clear()
@@ -75,7 +77,9 @@ def schema_errors(schema, instance):
 
     Raises ``jsonschema.SchemaError`` when the schema itself is invalid.
     """
-    validator = _validator(schema)
+    validator, screen = _validator(schema)
+    if screen is not None and screen(instance):
+        return []
     errors = [
         {
             "path": json_path(error.absolute_path),
