@@ -24,15 +24,24 @@ class Score(models.Model):
     or the pass (project, experiment, case, pass) carry no database constraint and no
     index of their own: the referential check of each one costs about as much as
     inserting the row, and nothing reads scores by them alone. Django still applies
-    their ``on_delete`` when those rows are deleted through the ORM. The run itself
-    keeps its foreign key: a score never outlives its run.
+    their ``on_delete`` when those rows are deleted through the ORM.
+
+    The run's foreign key has no database constraint either (its check, a locking read
+    of the run for every score, was half of a pass's writing time), yet a score never
+    outlives its run: a writer holds a lock on each run it writes for, so a deletion of
+    the run waits for its scores to commit, and then a trigger on PostgreSQL
+    (``scoring_run_deleted``) deletes the scores of every deleted run, those Django's
+    cascade had not seen yet included. SQLite lets one writer in at a time: the cascade
+    sees every score.
     """
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
     )
     # Indexed by the unique constraint below, which starts with it.
-    trace = models.ForeignKey("datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False)
+    trace = models.ForeignKey(
+        "datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False, db_constraint=False
+    )
     scorer = models.CharField(max_length=100)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
