@@ -19,12 +19,11 @@ Wilson interval. It is evidence beside the per-scorer rows: ``decidable`` keeps 
 n ≥ 20 rule.
 """
 
-import json
 import math
 from collections import Counter
 
 from django.db import connection
-from django.db.models import Avg, Count, F, IntegerField, Max, Min, Q, TextField
+from django.db.models import Avg, Count, F, IntegerField, Max, Min, Q
 from django.db.models.functions import Cast
 
 from checks.stats import mcnemar_p, wilson_interval
@@ -33,6 +32,7 @@ from experiments.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
 from scoring.labels import LABEL_PREFIX
 from scoring.models import Abstention, Score
+from scoring.score_configs import score_configs_of
 
 MIN_DECIDABLE_N = 20
 Z_95 = 1.959963984540054
@@ -41,7 +41,7 @@ FLIPS_SHOWN = 200
 
 def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
     """The comparison of ``candidate`` against ``base`` (two Experiments of one project)."""
-    stats = _score_stats([base.pk, candidate.pk], scorers)
+    stats = _score_stats(candidate.project_id, [base.pk, candidate.pk], scorers)
     abstained = _abstention_counts([base.pk, candidate.pk], scorers)
     keys = sorted(
         {key[:3] for key in stats} | {(s, None, None) for s, _ in abstained if not _has_scorer(stats, s)},
@@ -74,7 +74,7 @@ def _has_scorer(stats, scorer):
     return any(key[0] == scorer for key in stats)
 
 
-def _score_stats(experiment_ids, scorers):
+def _score_stats(project_id, experiment_ids, scorers):
     """``{(scorer, version, config hash or None, experiment): stats}``; the hash only where a run has several."""
     scores = scores_fresh(Score.objects.filter(experiment_id__in=experiment_ids))
     if scorers:
@@ -93,17 +93,13 @@ def _score_stats(experiment_ids, scorers):
         per_config = (
             scores.filter(scorer__in={s for s, _ in several})
             .values("scorer", "scorer_version", "config_hash", "experiment_id")
-            .annotate(
-                n=Count("id"),
-                mean=Avg("value"),
-                mean_sq=Avg(F("value") * F("value")),
-                config_text=Max(Cast("config", TextField())),
-            )
+            .annotate(n=Count("id"), mean=Avg("value"), mean_sq=Avg(F("value") * F("value")))
         )
+        per_config = [r for r in per_config if (r["scorer"], r["scorer_version"]) in several]
+        configs = score_configs_of(project_id=project_id, hashes=[r["config_hash"] for r in per_config])
         for r in per_config:
-            if (r["scorer"], r["scorer_version"]) in several:
-                r["config"] = json.loads(r["config_text"])
-                stats[(r["scorer"], r["scorer_version"], r["config_hash"][:12], r["experiment_id"])] = r
+            r["config"] = configs.get(r["config_hash"])
+            stats[(r["scorer"], r["scorer_version"], r["config_hash"][:12], r["experiment_id"])] = r
     return stats
 
 

@@ -34,6 +34,7 @@ from evalsite.models import Project
 from evalsite.projects import project_create
 from experiments.models import GatePolicy
 from scoring.models import Score
+from scoring.score_configs import score_configs_store, scores_with_config
 
 FORMAT = "evalsite-project"
 VERSION = 1
@@ -140,7 +141,7 @@ def _span_payload(span):
 
 
 def _scores_lines(project):
-    scores = Score.objects.filter(project=project).select_related("trace").order_by("id")
+    scores = scores_with_config(Score.objects.filter(project=project)).select_related("trace").order_by("id")
     for score in scores.iterator(chunk_size=2000):
         row = {"trace_id": score.trace.trace_id, **{f: getattr(score, f) for f in SCORE_FIELDS}}
         row["stale"] = score.run_revision < score.trace.revision
@@ -278,7 +279,7 @@ def _scores_create(project, rows):
             "trace_id", "pk", "experiment_id", "case_id", "revision"
         )
     }
-    scores = []
+    scores, configs = [], {}
     for number, row in rows:
         if row.get("trace_id") not in runs:
             raise _bad(f"scores.jsonl:{number}", f"names run {row.get('trace_id')!r}, not in runs.jsonl.")
@@ -287,10 +288,12 @@ def _scores_create(project, rows):
             fields = {f: row[f] for f in SCORE_FIELDS}
         except KeyError as exc:
             raise _bad(f"scores.jsonl:{number}", f"lacks the field {exc.args[0]!r}.") from None
+        configs.setdefault(str(fields["config_hash"]), orjson.dumps(fields.pop("config")).decode())
         scores.append(Score(
             project=project, trace_id=pk, experiment_id=experiment_id, case_id=case_id,
             run_revision=0 if row.get("stale") else revision, **fields,
         ))  # fmt: skip
+    score_configs_store(project_id=project.pk, configs=configs)
     Score.objects.bulk_create(scores, batch_size=1000)
 
 

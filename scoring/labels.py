@@ -24,6 +24,7 @@ from checks.scorers.values import canonical_json, json_equal
 from evalsite.errors import Invalid, NotFound
 from evalsite.quota import quota_reserve
 from scoring.models import LabelConfig, LabelKind, Score, ScoreSource
+from scoring.score_configs import score_configs_store
 
 LABEL_PREFIX = "label:"
 NAME_MAX = 100
@@ -221,8 +222,9 @@ def label_write(*, project, trace, config, value, comment="", author):
             score.save(update_fields=["value", "passed", "reason", "detail", "run_revision"])
             return score, False
         quota_reserve(project=project, count=1)
+        score_configs_store(project_id=project.pk, configs={digest: canonical_json(key)})
         score = Score.objects.create(
-            project=project, trace=trace, scorer=config.scorer_id, scorer_version="1", config_hash=digest, config=key,
+            project=project, trace=trace, scorer=config.scorer_id, scorer_version="1", config_hash=digest,
             value=scaled, passed=passed, reason=comment, source=ScoreSource.HUMAN, experiment_id=trace.experiment_id,
             case_id=trace.case_id, run_revision=trace.revision,
             detail={"label": value, "author": author["name"], "by": author["by"], "at": now, "history": []},

@@ -45,9 +45,9 @@ class Score(models.Model):
     scorer = models.CharField(max_length=100)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
-    # SHA-256 of the canonical JSON of the config the scorer ran with.
+    # SHA-256 of the canonical JSON of the config the scorer ran with; the config itself
+    # is stored once per project and hash (``ScoreConfig``), not in every score.
     config_hash = models.CharField(max_length=64)
-    config = models.JSONField(default=dict, blank=True)
     value = models.FloatField()
     passed = models.BooleanField()
     reason = models.TextField(blank=True, default="")
@@ -101,6 +101,29 @@ class Score(models.Model):
 
     def __str__(self):
         return f"{self.scorer}={self.value:g}"
+
+
+class ScoreConfig(models.Model):
+    """The config a project's scores with ``config_hash`` were computed with, stored once.
+
+    A pass writes tens of thousands of scores with a few hundred distinct configs (a
+    case's expected answer, a schema): copied into every score, the config was a third
+    of what the database did to write one. Written by ``scoring.score_configs`` with
+    the scores that name it, never changed (the hash is of its content), and read back
+    by hash where a score is shown with its config.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    config_hash = models.CharField(max_length=64)
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "config_hash"], name="score_config_unique_project_hash"),
+        ]
+
+    def __str__(self):
+        return self.config_hash[:12]
 
 
 class AbstentionKind(models.TextChoices):

@@ -14,6 +14,7 @@ from evalsite.errors import NotFound
 from scoring.freshness import score_is_stale
 from scoring.labels import label_scorer_id
 from scoring.models import Abstention, Score, ScoreSource, ScoringChunk, ScoringPass
+from scoring.score_configs import scores_with_config
 
 # Skips listed per page of a pass (the rest through ``skips_after``).
 PASS_SKIPS_PAGE = 100
@@ -92,7 +93,9 @@ def runs_annotate_score_counts(traces):
 
 def run_scores(trace):
     """The run's scores (by scorer, each with ``stale``) and abstentions (newest first), for its detail."""
-    scores = list(trace.scores.select_related("experiment").order_by("scorer", "scorer_version", "id"))
+    scores = list(
+        scores_with_config(trace.scores.select_related("experiment")).order_by("scorer", "scorer_version", "id")
+    )
     for score in scores:
         score.stale = score_is_stale(score, trace)
     abstentions = list(trace.abstentions.select_related("experiment").order_by("-created_at", "-id"))

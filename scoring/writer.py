@@ -20,11 +20,12 @@
    locks, so lock order is always runs then quota window). Scores beyond the grant are
    not written: each becomes a ``quota`` skip, and a stale score it would have
    replaced stays.
-5. writes scores with ``rows_insert_new``: on PostgreSQL a ``COPY`` straight into the
-   table, since step 3 under the locks of step 1 left out every stored score (a
-   conflict all the same falls back to a staging table and ``INSERT ... ON CONFLICT DO
-   NOTHING``); abstentions/skips through the staging table (unique per pass, run,
-   scorer, version and config).
+5. stores the configs the scores name, once per project and hash
+   (``scoring.score_configs``), then writes scores with ``rows_insert_new``: on
+   PostgreSQL a ``COPY`` straight into the table, since step 3 under the locks of step
+   1 left out every stored score (a conflict all the same falls back to a staging
+   table and ``INSERT ... ON CONFLICT DO NOTHING``); abstentions/skips through the
+   staging table (unique per pass, run, scorer, version and config).
 
 A dry run does steps 2-4 without locking, reserving or writing, reading the quota left.
 """
@@ -43,10 +44,11 @@ from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_sel
 from evalsite.metrics import ABSTENTIONS, SCORES_WRITTEN, counted_on_commit
 from evalsite.quota import quota_remaining, quota_reserve
 from scoring.models import Abstention, AbstentionKind, Score
+from scoring.score_configs import score_configs_store
 
 SCORE_COLUMNS = (
-    "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
-    "detail", "source", "experiment_id", "case_id", "scoring_pass_id", "run_revision", "created_at",
+    "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason", "detail",
+    "source", "experiment_id", "case_id", "scoring_pass_id", "run_revision", "created_at",
 )  # fmt: skip
 ABSTENTION_COLUMNS = (
     "project_id", "trace_id", "scorer", "scorer_version", "config_hash", "kind", "reason", "detail",
@@ -192,13 +194,13 @@ def _rows_write(project, pass_id, report, stale, now):
         Score.objects.filter(pk__in=replaced).delete()
     stamp = datetime_adapter()(now)
     project_id = project.pk
+    score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
     inserted = rows_insert_new(
         Score._meta.db_table,
         SCORE_COLUMNS,
         [
             (
-                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.config_json, o.result.value,
-                o.result.passed, o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id,
+                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.result.value, o.result.passed, o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id,
                 o.run.case_id, pass_id, o.run.revision, stamp,
             )
             for o in report.written

@@ -69,8 +69,8 @@ def _populate(apps):
     m["ScoringChunk"].objects.create(scoring_pass=scoring_pass, ordinal=0, trace_pks=[r.pk for r in runs], runs=2)
     for run, stale in zip(runs, (False, True), strict=True):
         m["Score"].objects.create(
-            project=project, trace=run, scorer="contains", config_hash="h", value=1.0, passed=True,
-            experiment=experiment, case=case, scoring_pass=scoring_pass, stale=stale,
+            project=project, trace=run, scorer="contains", config_hash="h", config={"value": "EUR"}, value=1.0,
+            passed=True, experiment=experiment, case=case, scoring_pass=scoring_pass, stale=stale,
         )  # fmt: skip
     m["Abstention"].objects.create(
         project=project, trace=runs[0], scorer="exact_match", reason="no_expected_output", experiment=experiment
@@ -95,7 +95,8 @@ def test_a_database_on_the_old_schema_migrates_with_every_row():
     from datasets.models import Experiment, Trace
     from evalsite.models import ApiKey, Heartbeat, Membership, Project, QuotaWindow
     from experiments.models import FloorChange, GatePolicy, GateRun
-    from scoring.models import Abstention, JudgeConfig, Score, ScoringChunk, ScoringPass
+    from scoring.models import Abstention, JudgeConfig, Score, ScoreConfig, ScoringChunk, ScoringPass
+    from scoring.score_configs import score_configs_of
 
     assert apps.get_model("datasets", "Experiment")._meta.db_table == "experiments_experiment"
     project = Project.objects.get(pk=pks["project"])
@@ -109,6 +110,9 @@ def test_a_database_on_the_old_schema_migrates_with_every_row():
     fresh, stale = (Score.objects.get(trace=run) for run in runs)
     assert (score_is_stale(fresh, runs[0]), score_is_stale(stale, runs[1])) == (False, True)
     assert fresh.experiment == experiment and Abstention.objects.get().experiment == experiment
+    # Two scores with one config: it is stored once, for the project.
+    assert score_configs_of(project_id=project.pk, hashes=["h"]) == {"h": {"value": "EUR"}}
+    assert ScoreConfig.objects.count() == 1
     gate_run = GateRun.objects.get(pk=pks["gate_run"])
     assert (gate_run.experiment, gate_run.baseline) == (experiment, experiment)
     assert GatePolicy.objects.get().baseline == experiment and FloorChange.objects.get().gate_run == gate_run

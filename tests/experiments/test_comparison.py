@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -5,6 +6,7 @@ import pytest
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from experiments.comparison import experiments_compare
 from scoring.models import Abstention, Score
+from scoring.score_configs import score_configs_store
 from tests.factories import trace_create
 
 
@@ -130,8 +132,9 @@ def test_a_scorer_run_with_two_configs_over_the_same_runs_is_two_rows(actors, tw
         for i in range(3):
             run = trace_create(actors.acme, f"{experiment.name}-{i}", experiment=experiment.name)
             for config, passed in (({}, True), ({"schema": {"type": "object"}}, False)):
+                score_configs_store(project_id=actors.acme.pk, configs={str(sorted(config)): json.dumps(config)})
                 Score.objects.create(
-                    project=actors.acme, trace=run, experiment=experiment, scorer="json_valid", config=config,
+                    project=actors.acme, trace=run, experiment=experiment, scorer="json_valid",
                     config_hash=str(sorted(config)), value=float(passed), passed=passed,
                 )  # fmt: skip
     rows = experiments_compare(base=base, candidate=candidate)["scorers"]

@@ -20,7 +20,7 @@ PAIRS = [(True, True)] * 4 + [(True, False)] + [(False, True)] * 2 + [(False, Fa
 def _judge_score(trace, passed, reason="judged", model="m"):
     return Score.objects.create(
         project=trace.project, trace=trace, scorer="helpful", scorer_version=model, source="judge",
-        config_hash=config_hash({"question": QUESTION}), config={"question": QUESTION},
+        config_hash=config_hash({"question": QUESTION}),
         value=1.0 if passed else 0.0, passed=passed, reason=reason, experiment=trace.experiment, case=trace.case,
     )  # fmt: skip
 

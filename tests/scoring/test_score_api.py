@@ -5,7 +5,7 @@ from django.test import override_settings
 
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from evalsite.models import QuotaWindow
-from scoring.models import Abstention, AbstentionKind, Score, ScoringPass
+from scoring.models import Abstention, AbstentionKind, Score, ScoreConfig, ScoringPass
 from tests.factories import trace_create
 
 
@@ -48,6 +48,16 @@ def test_it_writes_the_scores_and_reports_abstentions_separately(actors, runs):
     scoring_pass = ScoringPass.objects.get(pk=body["pass_id"])
     assert (scoring_pass.status, scoring_pass.background, scoring_pass.total) == ("done", False, 2)
     assert (scoring_pass.written, scoring_pass.skipped) == (2, 2)
+
+
+def test_each_score_shows_its_config_stored_once_per_project(actors, runs):
+    body = {"scorers": ["answered", "latency_budget"], "config": {"latency_budget": {"ms": 1150}}}
+    assert _score(actors, body).status_code == 200
+    shown = actors.api().get("/v1/api/traces/run-0").json()["scores"]
+    assert [(s["scorer"], s["config"]) for s in shown] == [("answered", {}), ("latency_budget", {"ms": 1150})]
+    # Four runs, two configs: each stored once.
+    assert ScoreConfig.objects.filter(project=actors.acme).count() == 2
+    assert Score.objects.filter(project=actors.acme).count() == 8
 
 
 def test_running_the_same_request_again_writes_nothing_new(actors, runs):

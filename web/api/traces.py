@@ -63,6 +63,7 @@ class RunScoreOut(serializers.ModelSerializer):
     stale = serializers.BooleanField(
         read_only=True, help_text="The run changed after this score was computed (a late span); a re-score replaces it."
     )
+    config = serializers.JSONField(help_text="The config the scorer ran with.")
 
     class Meta:
         model = Score
