@@ -211,9 +211,11 @@ def _chunk_work(chunk, scoring_pass, token):
         for start in range(0, len(chunk.trace_pks), WRITE_BATCH_RUNS):
             runs = runs_load(chunk.trace_pks[start : start + WRITE_BATCH_RUNS], spans=plan.reads)
             decided = {}
-            if not scoring_pass.dry_run:
-                # Not to score again what is stored. The writer checks again under its
-                # locks; this pass's own abstentions exist only if the chunk was tried before.
+            if not scoring_pass.dry_run and (judged or chunk.attempts > 1):
+                # Not to ask the judge again, nor score again what an earlier attempt
+                # wrote. The writer checks again under its locks in any case, so a pass
+                # of built-in checks on a first attempt skips this read: the checks cost
+                # less than reading what is stored.
                 decided, _ = keys_decided(
                     trace_pks=[r.pk for r in runs],
                     scorer_ids=scorer_ids,
