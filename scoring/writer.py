@@ -144,7 +144,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
     report.recorded = others
     if not dry_run:
-        _rows_write(project, pass_id, report, stale, now)
+        _rows_write(project, pass_id, report, stale, now, retried)
         _counted(project, report)
     return report
 
@@ -185,7 +185,7 @@ def _quota_grant(project, wanted, dry_run, now):
     return quota_reserve(project=project, count=wanted, partial=True, now=now)
 
 
-def _rows_write(project, pass_id, report, stale, now):
+def _rows_write(project, pass_id, report, stale, now, retried):
     """Replace the stale scores the batch supersedes, then insert its scores and abstentions."""
     others = report.recorded
     replaced = [stale[o.key] for o in report.written if o.key in stale]
@@ -225,6 +225,8 @@ def _rows_write(project, pass_id, report, stale, now):
             for o in others
         ],
         unique=ABSTENTION_KEY,
+        # A first attempt at these runs has recorded nothing for this pass yet.
+        expect_new=not retried,
     )  # fmt: skip
 
 
