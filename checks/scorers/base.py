@@ -62,7 +62,9 @@ class RunView:
         return [span.name for span in self.spans if span.kind == "tool"]
 
 
-@dataclass(frozen=True, slots=True)
+# Results are values nobody changes, yet not frozen: a frozen dataclass sets each field
+# through object.__setattr__, which tripled the cost of making one (a pass makes one per check).
+@dataclass(slots=True)
 class Result:
     value: float
     passed: bool
@@ -75,7 +77,7 @@ class Result:
         return cls(1.0 if passed else 0.0, bool(passed), reason, detail)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Abstain:
     reason: str
     detail: dict
