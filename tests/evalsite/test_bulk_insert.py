@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def _row(trace, scorer):
     return (
-        trace.project_id, trace.pk, scorer, "1", "h" * 16, "{}", 1.0, True, "ok", "{}", "pass",
+        trace.project_id, trace.pk, scorer, "1", "h" * 16, 1.0, True, "ok", "{}", "pass",
         trace.experiment_id, trace.case_id, None, trace.revision, timezone.now(),
     )  # fmt: skip
 
