@@ -136,6 +136,11 @@ EVALSITE_MAX_BATCH = env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
 EVALSITE_GATE_SYNC_MAX_CASES = env_int("EVALSITE_GATE_SYNC_MAX_CASES", 500, minimum=0)
 # How long a synchronous request may work (scoring with a judge plans within it).
 EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 30, minimum=1)
+# Allocations between two young-generation collections of Python's cycle collector (its
+# default is 700). A gate or a pass builds hundreds of thousands of objects that live until
+# it ends; at 700 the collector scanned them again and again, a third of a 10,000-case
+# gate's time. Set by the app at start-up (evalsite.apps); cycles wait a little longer.
+EVALSITE_GC_THRESHOLD = env_int("EVALSITE_GC_THRESHOLD", 20_000, minimum=100)
 # Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
 EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
 # Where people reach this site (https://evals.example.com): the links in gate answers

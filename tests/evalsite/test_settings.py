@@ -89,3 +89,11 @@ def test_it_refuses_to_start_in_production_without_a_secret_key():
     result = _manage("check", EVALSITE_PRODUCTION="1", ALLOWED_HOSTS="evals.example.com")
     assert result.returncode != 0
     assert "SECRET_KEY must be set in production" in result.stderr
+
+
+def test_every_process_collects_cycles_at_the_configured_threshold():
+    result = _manage("shell", "-c", "import gc; print(gc.get_threshold()[0])", EVALSITE_GC_THRESHOLD="12345")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == "12345"
+    refused = _manage("check", EVALSITE_GC_THRESHOLD="3")
+    assert refused.returncode != 0 and "EVALSITE_GC_THRESHOLD must be at least 100" in refused.stderr
