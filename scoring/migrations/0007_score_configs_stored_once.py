@@ -3,23 +3,23 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-BATCH = 2000
+COPY_SQL = {
+    "postgresql": (
+        "INSERT INTO scoring_scoreconfig (project_id, config_hash, config) "
+        "SELECT DISTINCT ON (project_id, config_hash) project_id, config_hash, config FROM scoring_score "
+        "ORDER BY project_id, config_hash, id"
+    ),
+    # The first of each (project, hash) in id order is kept, as on PostgreSQL.
+    "sqlite": (
+        "INSERT OR IGNORE INTO scoring_scoreconfig (project_id, config_hash, config) "
+        "SELECT project_id, config_hash, config FROM scoring_score ORDER BY id"
+    ),
+}
 
 
 def configs_copy(apps, schema_editor):
-    """One ``ScoreConfig`` per (project, config hash) of the stored scores, from the score that has it."""
-    Score = apps.get_model("scoring", "Score")
-    ScoreConfig = apps.get_model("scoring", "ScoreConfig")
-    seen, pending = set(), []
-    rows = Score.objects.order_by("id").values_list("project_id", "config_hash", "config")
-    for project_id, digest, config in rows.iterator(chunk_size=BATCH):
-        if (project_id, digest) not in seen:
-            seen.add((project_id, digest))
-            pending.append(ScoreConfig(project_id=project_id, config_hash=digest, config=config))
-        if len(pending) >= BATCH:
-            ScoreConfig.objects.bulk_create(pending)
-            pending = []
-    ScoreConfig.objects.bulk_create(pending)
+    """One ``ScoreConfig`` per (project, config hash) of the stored scores, in one statement."""
+    schema_editor.execute(COPY_SQL[schema_editor.connection.vendor])
 
 
 class Migration(migrations.Migration):
