@@ -1,5 +1,7 @@
 """ScoringPlan: config resolved per case, hashed once per distinct config, the same hash as ever."""
 
+import gc
+
 import orjson
 
 from checks.scorers import config_hash, resolve_config, run_from_payload, scorer_get
@@ -60,3 +62,20 @@ def test_every_kind_of_config_gets_the_hash_config_hash_gives():
     plan = ScoringPlan([], {})
     for config in configs:
         assert plan._hashed(config).config_hash == config_hash(config), config
+
+
+def test_the_engine_gives_the_collector_back_with_its_outcomes_in_the_oldest_generation():
+    runs = [_run(pk, f"answer {pk}", {"contains": "invoice"}) for pk in range(50)]
+    plan = ScoringPlan([scorer_get("contains"), scorer_get("answered")], {})
+    gc.enable()
+    try:
+        outcomes, _ = outcomes_compute(plan, runs)
+        assert gc.isenabled() and len(outcomes) == 100
+        # Not left to a young collection to scan: moved to the oldest generation.
+        oldest = {id(o) for o in gc.get_objects(generation=2)}
+        assert all(id(o) in oldest for o in outcomes)
+        gc.disable()  # a caller that paused the collector itself finds it paused still
+        outcomes_compute(plan, runs)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
