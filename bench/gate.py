@@ -111,6 +111,7 @@ def scores_bulk(project, experiment_name, runs, scorers, pass_share):
     """Runs of an experiment with one score per scorer each, written with COPY."""
     from datasets.models import Experiment, Trace
     from evalsite.bulk import ids_allocate, rows_insert
+    from scoring.score_configs import score_configs_store
 
     experiment = Experiment.objects.create(project=project, name=experiment_name)
     from django.db import transaction
@@ -118,6 +119,7 @@ def scores_bulk(project, experiment_name, runs, scorers, pass_share):
 
     now = timezone.now()
     with transaction.atomic():
+        score_configs_store(project_id=project.pk, configs={"h": "{}"})
         ids = ids_allocate(Trace, runs)
         rows_insert(
             Trace._meta.db_table,
@@ -156,10 +158,10 @@ def scores_bulk(project, experiment_name, runs, scorers, pass_share):
         threshold = int(pass_share * 1000)
         rows_insert(
             "scoring_score",
-            ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
+            ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason",
              "detail", "source", "experiment_id", "run_revision", "created_at"),
             [
-                (project.pk, pk, scorer, "1", "h", "{}", 1.0 if (pk * 7 + n) % 1000 < threshold else 0.0,
+                (project.pk, pk, scorer, "1", "h", 1.0 if (pk * 7 + n) % 1000 < threshold else 0.0,
                  (pk * 7 + n) % 1000 < threshold, "", "{}", "builtin", experiment.pk, 1, now)
                 for pk in ids
                 for n, scorer in enumerate(scorers)

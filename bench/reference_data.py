@@ -154,11 +154,13 @@ def compare_side(project, name, runs, scorers, pass_share):
 
     from datasets.models import Experiment, Trace
     from evalsite.bulk import ids_allocate, rows_insert
+    from scoring.score_configs import score_configs_store
 
     experiment = Experiment.objects.create(project=project, name=name)
     now = timezone.now()
     threshold = int(pass_share * 1000)
     with transaction.atomic():
+        score_configs_store(project_id=project.pk, configs={"h": "{}"})
         ids = ids_allocate(Trace, runs)
         rows_insert(
             Trace._meta.db_table,
@@ -169,9 +171,9 @@ def compare_side(project, name, runs, scorers, pass_share):
         )  # fmt: skip
         rows_insert(
             "scoring_score",
-            ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason",
+            ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason",
              "detail", "source", "experiment_id", "case_id", "run_revision", "created_at"),
-            [(project.pk, pk, scorer, "1", "h", "{}", float(ok), ok, "", "{}", "builtin", experiment.pk, case, 1, now)
+            [(project.pk, pk, scorer, "1", "h", float(ok), ok, "", "{}", "builtin", experiment.pk, case, 1, now)
              for case, pk in enumerate(ids, 1)
              for n, scorer in enumerate(scorers)
              for ok in [(pk * 7 + n) % 1000 < threshold]],
