@@ -109,63 +109,34 @@ def gate_time(project, dataset, experiment):
 
 def scores_bulk(project, experiment_name, runs, scorers, pass_share):
     """Runs of an experiment with one score per scorer each, written with COPY."""
+    from django.db import transaction
+    from django.utils import timezone
+
     from datasets.models import Experiment, Trace
     from evalsite.bulk import ids_allocate, rows_insert
     from scoring.score_configs import score_configs_store
 
     experiment = Experiment.objects.create(project=project, name=experiment_name)
-    from django.db import transaction
-    from django.utils import timezone
-
     now = timezone.now()
+    threshold = int(pass_share * 1000)
     with transaction.atomic():
         score_configs_store(project_id=project.pk, configs={"h": "{}"})
         ids = ids_allocate(Trace, runs)
         rows_insert(
             Trace._meta.db_table,
-            (
-                "id",
-                "project_id",
-                "trace_id",
-                "name",
-                "status",
-                "started_at",
-                "metadata",
-                "tags",
-                "source",
-                "content_hash",
-                "ingested_at",
-                "experiment_id",
-            ),
-            [
-                (
-                    pk,
-                    project.pk,
-                    f"{experiment_name}-{pk}",
-                    "bench",
-                    "ok",
-                    now,
-                    "{}",
-                    "[]",
-                    "api",
-                    "",
-                    now,
-                    experiment.pk,
-                )
-                for pk in ids
-            ],
-        )
-        threshold = int(pass_share * 1000)
+            ("id", "project_id", "trace_id", "name", "status", "started_at", "metadata", "tags", "source",
+             "content_hash", "ingested_at", "experiment_id"),
+            [(pk, project.pk, f"{experiment_name}-{pk}", "bench", "ok", now, "{}", "[]", "api", "", now, experiment.pk)
+             for pk in ids],
+        )  # fmt: skip
         rows_insert(
             "scoring_score",
             ("project_id", "trace_id", "scorer", "scorer_version", "config_hash", "value", "passed", "reason",
              "detail", "source", "experiment_id", "run_revision", "created_at"),
-            [
-                (project.pk, pk, scorer, "1", "h", 1.0 if (pk * 7 + n) % 1000 < threshold else 0.0,
-                 (pk * 7 + n) % 1000 < threshold, "", "{}", "builtin", experiment.pk, 1, now)
-                for pk in ids
-                for n, scorer in enumerate(scorers)
-            ],
+            [(project.pk, pk, scorer, "1", "h", float(ok), ok, "", "{}", "builtin", experiment.pk, 1, now)
+             for pk in ids
+             for n, scorer in enumerate(scorers)
+             for ok in [(pk * 7 + n) % 1000 < threshold]],
         )  # fmt: skip
     return experiment
 
