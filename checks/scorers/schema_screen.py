@@ -27,15 +27,17 @@ _DRAFTS = (
 )
 # Keywords that assert nothing: the screen reads past them.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "format", "deprecated"})
-_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
-_TYPES = {
-    "object": lambda value: type(value) is dict,
-    "array": lambda value: type(value) is list,
-    "string": lambda value: type(value) is str,
-    "number": lambda value: type(value) is int or type(value) is float,
-    "integer": lambda value: type(value) is int,
-    "boolean": lambda value: type(value) is bool,
-    "null": lambda value: value is None,
+_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+# The Python types of the JSON values of each type name (a bool is no number; an
+# integer is an int, never a whole float: jsonschema's 1.0 is left to it).
+_KINDS = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "null": (type(None),),
 }
 
 
@@ -75,8 +77,19 @@ def _compiled(schema, root=False):
         return _any_json
     if len(checks) == 1:
         return checks[0]
-    checks = tuple(checks)
-    return lambda value: all(check(value) for check in checks)
+    return _every(tuple(checks))
+
+
+# The predicates loop rather than call all() on a generator: they run once or more per
+# check of a pass, and a generator costs more than the tests it runs here.
+def _every(checks):
+    def screen(value):
+        for check in checks:  # noqa: SIM110
+            if not check(value):
+                return False
+        return True
+
+    return screen
 
 
 def _any_json(value):
@@ -89,12 +102,10 @@ def _nothing(value):
 
 def _type(value, schema):
     names = [value] if type(value) is str else value
-    if type(names) is not list or any(name not in _TYPES for name in names):
+    if type(names) is not list or any(name not in _KINDS for name in names):
         raise _Unsupported
-    tests = tuple(_TYPES[name] for name in names)
-    if len(tests) == 1:
-        return tests[0]
-    return lambda instance: any(test(instance) for test in tests)
+    kinds = frozenset(kind for name in names for kind in _KINDS[name])
+    return lambda instance: type(instance) in kinds
 
 
 def _on(kind, check):
@@ -121,14 +132,21 @@ def _properties(value, schema):
     if type(value) is not dict:
         raise _Unsupported
     members = tuple((name, _compiled(sub)) for name, sub in value.items())
-    return _on(dict, lambda obj: all(check(obj[name]) for name, check in members if name in obj))
+
+    def check(obj):
+        for name, member in members:  # noqa: SIM110
+            if name in obj and not member(obj[name]):
+                return False
+        return True
+
+    return _on(dict, check)
 
 
 def _required(value, schema):
     if type(value) is not list or not all(type(name) is str for name in value):
         raise _Unsupported
-    names = tuple(value)
-    return _on(dict, lambda obj: all(name in obj for name in names))
+    names = frozenset(value)
+    return _on(dict, lambda obj: names.issubset(obj))
 
 
 def _additional(value, schema):
