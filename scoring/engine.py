@@ -74,7 +74,7 @@ class Outcome:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made once per distinct config of every plan, and never changed
 class Resolved:
     config: object  # dict, or None when the scorer needs config and has none
     config_hash: str
