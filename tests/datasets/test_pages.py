@@ -1,5 +1,7 @@
 """The curation pages: access by role, capture, datasets, cases with their history, review queue."""
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
@@ -10,6 +12,7 @@ from datasets.models import CaseRevision, Dataset, GoldenCase, Trace
 from evalsite.models import Role
 from evalsite.projects import membership_set
 from scoring.models import Abstention, Score
+from scoring.score_configs import score_configs_store
 from tests.factories import trace_create
 
 SPANS = [
@@ -230,6 +233,19 @@ def test_the_run_page_shows_scores_and_abstentions(actors, run):
     html = browser(actors.victor).get("/p/acme/runs/failed-run/").content.decode()
     assert "expected [&#x27;quote_room&#x27;], called [&#x27;book_room&#x27;]" in html
     assert "target_tool_not_called" in html
+
+
+def test_the_run_page_tells_apart_one_scorer_scored_under_two_configs(actors, run):
+    schema = {"type": "object", "required": ["room"]}
+    for digest, config, passed in (("plain", {}, True), ("with-schema", {"schema": schema}, False)):
+        score_configs_store(project_id=actors.acme.pk, configs={digest: json.dumps(config)})
+        Score.objects.create(
+            project=actors.acme, trace=run, scorer="json_valid", config_hash=digest, value=float(passed), passed=passed
+        )
+    html = browser(actors.victor).get("/p/acme/runs/failed-run/").content.decode()
+    assert html.count(">json_valid") == 2
+    assert "schema = {&quot;type&quot;: &quot;object&quot;, &quot;required&quot;: [&quot;room&quot;]}" in html
+    assert html.count('class="help settings"') == 1  # the plain one has no settings to show
 
 
 def test_a_run_id_with_slashes_has_a_page(actors):

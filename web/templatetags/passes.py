@@ -1,4 +1,4 @@
-"""Template filters of the scoring pages: how a pass's scorer entries read."""
+"""Template filters of the scoring pages: how a pass's scorer entries and a score's config read."""
 
 import json
 
@@ -17,10 +17,16 @@ def scorer_entries(entries):
     return ", ".join(_entry_text(entry) for entry in entries or ())
 
 
+@register.filter
+def config_settings(config):
+    """A scorer's config as ``key = JSON value, …`` (empty for no settings)."""
+    if not isinstance(config, dict):
+        return ""
+    return ", ".join(f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in config.items())
+
+
 def _entry_text(entry):
     if not isinstance(entry, dict):
         return str(entry)
-    settings = ", ".join(
-        f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in (entry.get("config") or {}).items()
-    )
+    settings = config_settings(entry.get("config"))
     return f"{entry.get('scorer', '')} ({settings})" if settings else str(entry.get("scorer", ""))
