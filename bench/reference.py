@@ -12,7 +12,9 @@ In one run, on a fresh PostgreSQL database, this measures:
   the pass counts are checked against the workload's reference counts;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop;
 - the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
-- compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included;
+- compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included,
+  from the score summaries (after building them, as a pass does when it ends) and from
+  the scores (as right after a change drops a summary);
 - a cProfile top 10 of one pass run in this process.
 
     .venv/bin/python bench/reference.py [--traces 10000] [--compare-runs 100000] [--write] [--only gate|compare]
@@ -185,22 +187,41 @@ def gate_measure(project, traces, small, calls):
 
 
 def compare_measure(project, runs, reps):
+    """Compare from the summaries a pass leaves, and from the scores (a summary dropped by a change)."""
     from django.db import connection
 
-    from experiments.comparison import experiments_compare
+    from scoring.score_summaries import summaries_build
 
     scorers = list(data.CHECK_SCORERS)  # ten score columns per run, named after the checks
     base = data.compare_side(project, "compare-base", runs, scorers, 0.9)
     candidate = data.compare_side(project, "compare-candidate", runs, scorers, 0.85)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+    started = time.perf_counter()
+    summaries_build([base.pk, candidate.pk])  # as the passes that wrote the scores do when they end
+    build = time.perf_counter() - started
+    summarized = _compare_timed(base, candidate, reps)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM scoring_score_summary")  # as any change to the scores does
+    from_scores = _compare_timed(base, candidate, reps)
+    assert summarized[1] == from_scores[1], "compare differs between the summaries and the scores"
+    flipped = summarized[1]["flipped"]
+    return {
+        "runs": runs, "scores": runs * len(scorers) * 2, "median_s": summarized[0], "from_scores_s": from_scores[0],
+        "build_s": build, "flips": flipped["pass_to_fail_count"] + flipped["fail_to_pass_count"],
+    }  # fmt: skip
+
+
+def _compare_timed(base, candidate, reps):
+    """(median seconds, answer) of ``reps`` compares."""
+    from experiments.comparison import experiments_compare
+
     timings = []
     for _ in range(reps):
         started = time.perf_counter()
-        flipped = experiments_compare(base=base, candidate=candidate)["flipped"]
+        answer = experiments_compare(base=base, candidate=candidate)
         timings.append(time.perf_counter() - started)
-    flips = flipped["pass_to_fail_count"] + flipped["fail_to_pass_count"]
-    return {"runs": runs, "scores": runs * len(scorers) * 2, "median_s": statistics.median(timings), "flips": flips}
+    return statistics.median(timings), answer
 
 
 def profile_pass(project, scorers, config):

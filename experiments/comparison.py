@@ -19,30 +19,57 @@ Wilson interval. It is evidence beside the per-scorer rows: ``decidable`` keeps 
 n ≥ 20 rule.
 """
 
+import logging
 import math
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 
-from django.db import connection
-from django.db.models import Avg, Count, F, IntegerField, Max, Min, Q
+from django.db import connection, transaction
+from django.db.models import Count, F, IntegerField, Max, Min, Q
 from django.db.models.functions import Cast
 
 from checks.stats import mcnemar_p, wilson_interval
 from datasets.models import GoldenCase, Trace
+from evalsite.broker import BROKER_ERRORS
 from experiments.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
-from scoring.labels import LABEL_PREFIX
 from scoring.models import Abstention, Score
 from scoring.score_configs import score_configs_of
+from scoring.score_summaries import (
+    config_stats,
+    experiment_stats,
+    summaries_kept,
+    summaries_stats,
+    summary_flipped_rows,
+)
+from scoring.tasks import summaries_build_task
 
 MIN_DECIDABLE_N = 20
 Z_95 = 1.959963984540054
 FLIPS_SHOWN = 200
 
+logger = logging.getLogger(__name__)
+
 
 def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
-    """The comparison of ``candidate`` against ``base`` (two Experiments of one project)."""
-    stats = _score_stats(candidate.project_id, [base.pk, candidate.pk], scorers)
-    abstained = _abstention_counts([base.pk, candidate.pk], scorers)
+    """The comparison of ``candidate`` against ``base`` (two Experiments of one project).
+
+    Read from the experiments' score summaries where they are current, else from the
+    scores (and a worker is asked to build the missing summaries); both give the same
+    figures.
+    """
+    ids = [base.pk, candidate.pk]
+    with _one_snapshot():
+        per_experiment = {pk: _only(stats, scorers) for pk, stats in summaries_stats(ids).items()}
+        missing = [pk for pk in ids if pk not in per_experiment]
+        for pk in missing:
+            per_experiment[pk] = experiment_stats(pk, scorers)
+        stats = _score_stats(candidate.project_id, per_experiment)
+        abstained = _abstention_counts(ids, scorers)
+        flips = _flips(base, candidate, scorers, summarized=not missing)
+        cases = cases_paired(base, candidate)
+    if missing and summaries_kept():
+        _summaries_build_send(missing)
     keys = sorted(
         {key[:3] for key in stats} | {(s, None, None) for s, _ in abstained if not _has_scorer(stats, s)},
         key=lambda k: (k[0], k[1] or "", k[2] or ""),
@@ -58,7 +85,6 @@ def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
         if config is not None:
             row["config"] = (b or c)["config"]
         rows.append(row)
-    flips = _flips(base, candidate, scorers)
     return {
         "base": base.name,
         "candidate": candidate.name,
@@ -66,7 +92,40 @@ def experiments_compare(*, base, candidate, scorers=None, tolerance=0.0):
         "min_decidable_n": MIN_DECIDABLE_N,
         "scorers": rows,
         "flipped": flips,
-        "cases": cases_paired(base, candidate),
+        "cases": cases,
+    }
+
+
+def _summaries_build_send(experiment_ids):
+    try:
+        summaries_build_task.delay(experiment_ids)
+    except BROKER_ERRORS as exc:
+        logger.warning("broker unavailable, score summaries not built; compare reads the scores: %s", exc)
+
+
+def _one_snapshot():
+    """Read everything on one snapshot (a summary dropped mid-way must not be half read)."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return nullcontext()
+    return _repeatable_read()
+
+
+@contextmanager
+def _repeatable_read():
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def _only(stats, scorers):
+    """One experiment's ``stats`` reduced to ``scorers`` (all when empty)."""
+    if not scorers:
+        return stats
+    wanted = set(scorers)
+    return {
+        "pairs": [r for r in stats["pairs"] if r["scorer"] in wanted],
+        "several": [pair for pair in stats["several"] if pair[0] in wanted],
+        "configs": [r for r in stats["configs"] if r["scorer"] in wanted],
     }
 
 
@@ -74,55 +133,46 @@ def _has_scorer(stats, scorer):
     return any(key[0] == scorer for key in stats)
 
 
-def _score_stats(project_id, experiment_ids, scorers):
-    """``{(scorer, version, config hash or None, experiment): stats}``; the hash only where a run has several."""
-    scores = scores_fresh(Score.objects.filter(experiment_id__in=experiment_ids))
-    if scorers:
-        scores = scores.filter(scorer__in=scorers)
-    per_scorer = scores.values("scorer", "scorer_version", "experiment_id").annotate(
-        n=Count("id"),
-        mean=Avg("value"),
-        mean_sq=Avg(F("value") * F("value")),
-        low_config=Min("config_hash"),
-        high_config=Max("config_hash"),
-    )
-    stats = {(r["scorer"], r["scorer_version"], None, r["experiment_id"]): r for r in per_scorer}
-    several = _several_configs_per_run(scores, stats.values())
-    if several:
-        stats = {k: v for k, v in stats.items() if k[:2] not in several}
-        per_config = (
-            scores.filter(scorer__in={s for s, _ in several})
-            .values("scorer", "scorer_version", "config_hash", "experiment_id")
-            .annotate(n=Count("id"), mean=Avg("value"), mean_sq=Avg(F("value") * F("value")))
-        )
-        per_config = [r for r in per_config if (r["scorer"], r["scorer_version"]) in several]
-        configs = score_configs_of(project_id=project_id, hashes=[r["config_hash"] for r in per_config])
-        for r in per_config:
-            r["config"] = configs.get(r["config_hash"])
-            stats[(r["scorer"], r["scorer_version"], r["config_hash"][:12], r["experiment_id"])] = r
-    return stats
+def _score_stats(project_id, per_experiment):
+    """``{(scorer, version, config hash or None, experiment): stats}``; the hash only where a run has several.
 
-
-def _several_configs_per_run(scores, per_scorer):
-    """The (scorer, version) pairs with a run scored under several configs.
-
-    A run has one score per config (a unique constraint), so only scorers whose config
-    hashes differ can have one; counting distinct runs (a sort) is kept for those.
-    Labels by several reviewers on one run pool into one row and are never split.
+    ``per_experiment``: each experiment's ``experiment_stats``. A pair is split by
+    config on both sides when either side scored a run under several configs.
     """
-    differ = {
-        r["scorer"]
-        for r in per_scorer
-        if r["low_config"] != r["high_config"] and not r["scorer"].startswith(LABEL_PREFIX)
-    }
-    if not differ:
-        return set()
-    counted = (
-        scores.filter(scorer__in=differ)
-        .values("scorer", "scorer_version", "experiment_id")
-        .annotate(n=Count("id"), runs=Count("trace_id", distinct=True))
-    )
-    return {(r["scorer"], r["scorer_version"]) for r in counted if r["n"] > r["runs"]}
+    several = {tuple(pair) for stats in per_experiment.values() for pair in stats["several"]}
+    result, per_config = {}, []
+    for experiment_id, stats in per_experiment.items():
+        for r in stats["pairs"]:
+            pair = (r["scorer"], r["scorer_version"])
+            if pair not in several:
+                result[(*pair, None, experiment_id)] = r
+        split = {tuple(pair) for pair in stats["several"]}
+        missing = several - split
+        per_config += [(experiment_id, r) for r in stats["configs"]]
+        per_config += [(experiment_id, r) for r in _configs_of(experiment_id, stats["pairs"], missing)]
+    configs = score_configs_of(project_id=project_id, hashes=[r["config_hash"] for _, r in per_config])
+    for experiment_id, r in per_config:
+        r["config"] = configs.get(r["config_hash"])
+        result[(r["scorer"], r["scorer_version"], r["config_hash"][:12], experiment_id)] = r
+    return result
+
+
+def _configs_of(experiment_id, pairs, wanted):
+    """Per-config rows of the ``wanted`` pairs of one experiment that did not split them itself.
+
+    A pair with one config on this side is its own row; a pair with per-case configs
+    here (and several a run on the other side) is read from the scores.
+    """
+    rows, to_read = [], []
+    for r in pairs:
+        pair = (r["scorer"], r["scorer_version"])
+        if pair not in wanted:
+            continue
+        if r["low_config"] == r["high_config"]:
+            rows.append({**r, "config_hash": r["low_config"]})
+        else:
+            to_read.append(pair)
+    return rows + config_stats(experiment_id, to_read)
 
 
 def _abstention_counts(experiment_ids, scorers):
@@ -219,8 +269,11 @@ def _flipped_rows(base, candidate, scorers):
         return cursor.fetchall()
 
 
-def _flips(base, candidate, scorers):
-    rows = _flipped_rows(base, candidate, scorers)
+def _flips(base, candidate, scorers, summarized):
+    if summarized:
+        rows = summary_flipped_rows(base.pk, candidate.pk, scorers, FLIPS_SHOWN)
+    else:
+        rows = _flipped_rows(base, candidate, scorers)
     names = dict(GoldenCase.objects.filter(pk__in={r[1] for r in rows}).values_list("pk", "name"))
     trace_ids = dict(Trace.objects.filter(pk__in={t for r in rows for t in r[3:5]}).values_list("pk", "trace_id"))
     result = {"pass_to_fail": [], "fail_to_pass": [], "pass_to_fail_count": 0, "fail_to_pass_count": 0}

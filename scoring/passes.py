@@ -48,6 +48,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from datasets.models import Experiment
 from evalsite.broker import send_or_leave_to_sweeper
 from scoring.catalog import catalog_for
 from scoring.chunk_lease import chunk_lease_kept, lease
@@ -56,6 +57,7 @@ from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.loading import experiment_names, runs_load
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
 from scoring.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
+from scoring.score_summaries import summaries_build
 from scoring.writer import keys_decided, outcomes_write
 
 logger = logging.getLogger(__name__)
@@ -179,7 +181,8 @@ def chunk_score(*, chunk_id, token):
             totals = _chunk_work(chunk, scoring_pass, token)
         if totals is None:
             return "skipped"
-        _chunk_finish(chunk, token, totals)
+        if _chunk_finish(chunk, token, totals):
+            _summary_after(scoring_pass)
         return "done"
     except TRANSIENT_ERRORS:
         raise
@@ -368,7 +371,7 @@ def _chunk_finish(chunk, token, totals):
             status=ChunkStatus.DONE, finished_at=now, **extra
         )
         if not finished or scoring_pass.status != PassStatus.RUNNING:
-            return
+            return False
         counts = ScoringChunk.objects.values("runs", "written", "skipped", "existing").get(pk=chunk.pk)
         scoring_pass.done += counts["runs"]
         scoring_pass.written += counts["written"]
@@ -382,6 +385,17 @@ def _chunk_finish(chunk, token, totals):
             scoring_pass.finished_at = now
             fields += ["status", "finished_at"]
         scoring_pass.save(update_fields=fields)
+    return scoring_pass.status == PassStatus.DONE
+
+
+def _summary_after(scoring_pass):
+    """Build the summary of the experiment a finished pass selected, so compare finds it ready."""
+    name = scoring_pass.selection.get("experiment")
+    if scoring_pass.dry_run or not name:
+        return
+    experiment = Experiment.objects.filter(project_id=scoring_pass.project_id, name=name).first()
+    if experiment is not None:
+        summaries_build([experiment.pk])
 
 
 def pass_fail(*, pass_id, error):

@@ -18,6 +18,7 @@ from celery.signals import worker_ready
 
 from scoring.chunk_lease import sweep_interval
 from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
+from scoring.score_summaries import summaries_build
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,11 @@ def chunk_score_task(self, chunk_id):
     # The task id is the claim token: a retry or a redelivery of this same message
     # may take its chunk back at once; another message must wait for the lease.
     return chunk_score(chunk_id=chunk_id, token=self.request.id)
+
+
+@shared_task(name="scoring.summaries_build", **RETRY)
+def summaries_build_task(experiment_ids):
+    summaries_build(experiment_ids)
 
 
 @shared_task(name="scoring.passes_resume", routine=True, **RETRY)

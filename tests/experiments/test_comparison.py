@@ -2,12 +2,34 @@ import json
 import math
 
 import pytest
+from django.db import connection
 
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from experiments.comparison import experiments_compare
 from scoring.models import Abstention, Score
 from scoring.score_configs import score_configs_store
+from scoring.score_summaries import summaries_build
 from tests.factories import trace_create
+
+
+@pytest.fixture(autouse=True, params=["scores", "summaries"])
+def read_from(request, monkeypatch):
+    """Every test twice on PostgreSQL: compare reading the scores, then its summaries."""
+    if request.param == "scores":
+        return
+    if connection.vendor != "postgresql":
+        pytest.skip("summaries are kept on PostgreSQL (DATABASE_URL)")
+    from experiments import comparison
+
+    read = comparison.summaries_stats
+
+    def built_then_read(experiment_ids):
+        summaries_build(experiment_ids)
+        found = read(experiment_ids)
+        assert set(found) == set(experiment_ids)
+        return found
+
+    monkeypatch.setattr(comparison, "summaries_stats", built_then_read)
 
 
 def _scores(actors, experiment, scorer, passes, fails, *, cases=None, prefix=None):
