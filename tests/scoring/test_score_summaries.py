@@ -14,7 +14,7 @@ from experiments.comparison import experiments_compare
 from scoring.models import Score
 from scoring.passes import chunk_score, pass_plan, pass_start
 from scoring.score_configs import score_configs_store
-from scoring.score_summaries import LOCK_CLASS, summaries_build, summaries_stats, summary_build
+from scoring.score_summaries import LOCK_CLASS, summaries_build, summaries_stats, summary_build, summary_flipped_rows
 from scoring.tasks import summaries_build_task
 from tests.factories import trace_create
 
@@ -87,8 +87,14 @@ def _bump_revision(run):
 
 CHANGES = {
     "a score written": lambda run, e: Score.objects.create(
-        project=run.project, trace=run, experiment=e, case_id=run.case_id, scorer="new", config_hash="h",
-        value=0.0, passed=False,
+        project=run.project,
+        trace=run,
+        experiment=e,
+        case_id=run.case_id,
+        scorer="new",
+        config_hash="h",
+        value=0.0,
+        passed=False,
     ),  # fmt: skip
     "a score relabelled": lambda run, e: Score.objects.filter(trace=run).update(value=0.0, passed=False),
     "a score deleted": lambda run, e: Score.objects.filter(trace=run, scorer="answered").delete(),
@@ -228,3 +234,17 @@ def test_a_write_that_commits_during_a_build_drops_what_the_build_wrote(transact
     thread.join(30)
     assert errors == []
     assert _current(experiment) == set()
+
+
+def test_reading_the_flips_leaves_the_planner_settings_as_they_were(scored):
+    base, candidate = scored
+    summaries_build([base.pk, candidate.pk])
+    with connection.cursor() as cursor:
+        settings = "SELECT current_setting('enable_nestloop'), current_setting('jit')"
+        cursor.execute(settings)
+        before = cursor.fetchone()
+        rows = summary_flipped_rows(base.pk, candidate.pk, None, 5)
+        cursor.execute(settings)
+        assert cursor.fetchone() == before
+    assert before[0] == "on"
+    assert rows and all(len(row) == 6 for row in rows)
