@@ -359,6 +359,7 @@ def _chunk_claim(chunk_id, token):
 
 
 def _chunk_finish(chunk, token, totals):
+    """Mark the chunk done and add it to its pass's counters; True when it was the pass's last."""
     with transaction.atomic():
         scoring_pass = ScoringPass.objects.select_for_update().get(pk=chunk.scoring_pass_id)
         now = timezone.now()
