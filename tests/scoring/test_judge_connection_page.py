@@ -29,7 +29,7 @@ def _configure(actors, endpoint, **extra):
 def _post(user):
     client = Client()
     client.force_login(user)
-    return client.post(URL)
+    return client.post(URL, follow=True)
 
 
 def test_an_admin_sees_ok_with_the_models_score_reason_and_elapsed_ms(actors, judge):
@@ -97,6 +97,18 @@ def test_only_the_admins_who_may_save_may_test(actors, judge):
     assert _post(actors.victor).status_code == 403
     assert _post(actors.charlie).status_code == 404
     assert judge.count == 0
+
+
+def test_the_outcome_is_shown_once_after_a_redirect_and_a_reload_calls_nothing(actors, judge):
+    _configure(actors, judge.url)
+    judge.script(says('{"score": 1, "reason": "OK."}'))
+    client = Client()
+    client.force_login(actors.alice)
+    response = client.post(URL)
+    assert response.status_code == 302 and response["Location"] == "/p/acme/settings/judge/"
+    assert 'id="connection-result"' in client.get(response["Location"]).content.decode()
+    assert 'id="connection-result"' not in client.get(response["Location"]).content.decode()
+    assert judge.count == 1
 
 
 def test_the_test_is_a_post(actors, judge):

@@ -7,10 +7,13 @@ never shows the stored key back, only whether one is set. Saving goes through
 ``judge_configure``.
 
 "Test connection" (``/p/<slug>/settings/judge/test/``, POST only, the same admins as
-saving) makes one real call to the saved judge (``scoring.judge.connection``) and shows
-the outcome on the same page: OK with the model's score, reason and elapsed ms, or the
-reason it failed and its message. Nothing is stored.
+saving) makes one real call to the saved judge (``scoring.judge.connection``), then
+redirects to the settings page, which shows the outcome once: OK with the model's
+score, reason and elapsed ms, or the reason it failed and its message. The outcome
+waits in the session for that one page; reloading it calls nothing again.
 """
+
+import dataclasses
 
 from django.contrib import messages
 from django.shortcuts import redirect
@@ -20,7 +23,7 @@ from checks.judge.spec import PASS_THRESHOLD
 from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
 from evalsite.errors import Invalid
 from evalsite.models import Role
-from scoring.judge.connection import judge_connection_test
+from scoring.judge.connection import ConnectionTest, judge_connection_test
 from scoring.judge.forms import JudgeConfigForm
 from scoring.judge.selectors import judge_config_get
 from scoring.judge.services import judge_configure
@@ -48,22 +51,29 @@ def judge_settings(request, project):
         else:
             messages.success(request, "The judge configuration was saved.")
             return redirect("judge-settings", slug=project.slug)
-    return _settings_render(request, form, config)
+    tested = request.session.pop(_tested_key(project), None) if request.method == "GET" else None
+    connection = ConnectionTest(**tested["connection"]) if tested and tested["connection"] else None
+    return _settings_render(request, form, config, connection=connection, tested=tested is not None)
+
+
+def _tested_key(project):
+    return f"judge_connection_tested:{project.pk}"
 
 
 @require_POST
 @project_page(change_role=Role.ADMIN)
 def judge_test(request, project):
-    """One real call to the saved judge; the settings page again, with the outcome."""
+    """One real call to the saved judge; then the settings page, which shows the outcome."""
     refused = _admins_only(request, project)
     if refused:
         return refused
     config = judge_config_get(project)
     connection = judge_connection_test(config) if config is not None and config.is_configured else None
-    return _settings_render(request, JudgeConfigForm(config=config), config, connection=connection)
+    request.session[_tested_key(project)] = {"connection": dataclasses.asdict(connection) if connection else None}
+    return redirect("judge-settings", slug=project.slug)
 
 
-def _settings_render(request, form, config, connection=None):
+def _settings_render(request, form, config, *, connection=None, tested=False):
     return page_render(
         request,
         "judge/settings.html",
@@ -75,6 +85,6 @@ def _settings_render(request, form, config, connection=None):
             "builtin_ids": (*BUILTIN_IDS, *AGENT_CHECK_IDS),
             "pass_threshold": PASS_THRESHOLD,
             "connection": connection,
-            "tested": request.method == "POST" and connection is None,
+            "tested": tested and connection is None,
         },
     )
