@@ -7,7 +7,6 @@ goes on, and the trigger deletes the score the cascade missed.
 """
 
 import threading
-import time
 
 import pytest
 from django.db import connection, connections, transaction
@@ -16,23 +15,16 @@ from datasets.models import Trace
 from experiments.retention import retention_batch
 from scoring.models import Score
 from tests.factories import trace_create
+from tests.scoring.races import in_thread, until_a_session_waits
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="the race needs concurrent writers: PostgreSQL (DATABASE_URL)"
 )
 
 
-def _waiting_on_a_lock():
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
-
-
 def _race(run, delete):
     """Write a score for ``run`` under its lock while ``delete()`` runs; returns the deleter's error, if any."""
-    written, release, errors = threading.Event(), threading.Event(), []
+    written, release = threading.Event(), threading.Event()
 
     def writer():
         try:
@@ -46,24 +38,13 @@ def _race(run, delete):
         finally:
             connections.close_all()
 
-    def deleter():
-        try:
-            delete()
-        except Exception as exc:  # reported to the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=writer), threading.Thread(target=deleter)]
-    threads[0].start()
+    writing = threading.Thread(target=writer)
+    writing.start()
     assert written.wait(30)
-    threads[1].start()
-    deadline = time.monotonic() + 30
-    while not _waiting_on_a_lock():
-        assert time.monotonic() < deadline, "the deletion never waited on the writer's lock"
-        time.sleep(0.02)
+    deleting, errors = in_thread(delete)
+    until_a_session_waits("the deletion never waited on the writer's lock")
     release.set()
-    for thread in threads:
+    for thread in (writing, deleting):
         thread.join(30)
     return errors
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from experiments.comparison import experiments_compare
@@ -17,6 +17,7 @@ from scoring.score_configs import score_configs_store
 from scoring.score_summaries import LOCK_CLASS, summaries_build, summaries_stats, summary_build, summary_flipped_rows
 from scoring.tasks import summaries_build_task
 from tests.factories import trace_create
+from tests.scoring.races import in_thread, until_a_session_waits
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="summaries are kept on PostgreSQL (DATABASE_URL)"
@@ -158,31 +159,6 @@ def test_the_task_builds_what_is_missing(scored):
 # --- concurrency: a write and a build never leave an old summary standing ------------
 
 
-def _lock_waiters():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_stat_clear_snapshot()")  # read afresh inside a transaction
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'advisory'"
-        )
-        return cursor.fetchone()[0]
-
-
-def _in_thread(work):
-    errors = []
-
-    def run():
-        try:
-            work()
-        except Exception as exc:  # reported to the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, errors
-
-
 def test_a_build_does_not_wait_for_a_writer_and_builds_nothing(transactional_db, actors):
     experiment = Experiment.objects.create(project=actors.acme, name="v1")
     run = trace_create(actors.acme, "r", experiment="v1")
@@ -197,7 +173,7 @@ def test_a_build_does_not_wait_for_a_writer_and_builds_nothing(transactional_db,
             written.set()
             release.wait(30)
 
-    thread, errors = _in_thread(writer)
+    thread, errors = in_thread(writer)
     assert written.wait(30)
     started = time.monotonic()
     assert summary_build(experiment.pk) is False
@@ -226,11 +202,8 @@ def test_a_write_that_commits_during_a_build_drops_what_the_build_wrote(transact
                 "INSERT INTO scoring_score_summary (experiment_id, stats) VALUES (%s, %s::jsonb)",
                 [experiment.pk, '{"pairs": [], "several": [], "configs": []}'],
             )
-        thread, errors = _in_thread(writer)
-        deadline = time.monotonic() + 30
-        while not _lock_waiters():
-            assert time.monotonic() < deadline, "the writer never waited for the build"
-            time.sleep(0.02)
+        thread, errors = in_thread(writer)
+        until_a_session_waits("the writer never waited for the build", wait_event="advisory")
     thread.join(30)
     assert errors == []
     assert _current(experiment) == set()
