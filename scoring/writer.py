@@ -200,8 +200,9 @@ def _rows_write(project, pass_id, report, stale, now, retried):
         SCORE_COLUMNS,
         [
             (
-                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.result.value, o.result.passed, o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id,
-                o.run.case_id, pass_id, o.run.revision, stamp,
+                project_id, o.run.pk, o.scorer_id, o.version, o.config_hash, o.result.value, o.result.passed,
+                o.result.reason, _dumps(o.result.detail), o.source, o.run.experiment_id, o.run.case_id, pass_id,
+                o.run.revision, stamp,
             )
             for o in report.written
         ],
