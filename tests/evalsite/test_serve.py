@@ -1,30 +1,47 @@
 """``manage.py serve`` (what ``make run`` starts): the web server and a worker together,
-both stopped by one signal."""
+both stopped by one signal, or when ``serve`` itself is killed."""
 
 import os
 import signal
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 from tests.live import ROOT, child_env, children_of, free_port, wait_for
 
 
 def _alive(pid):
+    """Running: neither gone nor a zombie (an orphan waits for whoever adopted it to reap it)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
         return False
-    return True
+    return state != "Z"
 
 
-def test_serve_starts_the_web_server_and_a_worker_and_sigterm_stops_both(transactional_db, tmp_path):
-    port = free_port()
-    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 - closed below
+def _serve(port, tmp_path):
+    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 - closed by the caller
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--web-workers", "1"],
         cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
+    return serve, log
+
+
+def _cleaned_up(serve, pids, log):
+    if serve.poll() is None:
+        serve.kill()
+    for pid in {*pids, *children_of(serve.pid)}:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    log.close()
+
+
+def test_serve_starts_the_web_server_and_a_worker_and_sigterm_stops_both(transactional_db, tmp_path):
+    port = free_port()
+    serve, log = _serve(port, tmp_path)
+    web_and_worker = []
     try:
         wait_for(lambda: len(children_of(serve.pid)) == 2, timeout=30, what="the web and worker processes")
         web_and_worker = children_of(serve.pid)
@@ -41,8 +58,17 @@ def test_serve_starts_the_web_server_and_a_worker_and_sigterm_stops_both(transac
         assert serve.wait(timeout=60) == 0
         wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=10, what="both to exit")
     finally:
-        if serve.poll() is None:
-            serve.kill()
-        for pid in children_of(serve.pid):
-            os.kill(pid, signal.SIGKILL)
-        log.close()
+        _cleaned_up(serve, web_and_worker, log)
+
+
+def test_serve_killed_outright_leaves_no_web_server_or_worker_behind(transactional_db, tmp_path):
+    serve, log = _serve(free_port(), tmp_path)
+    web_and_worker = []
+    try:
+        wait_for(lambda: len(children_of(serve.pid)) == 2, timeout=30, what="the web and worker processes")
+        web_and_worker = children_of(serve.pid)
+        serve.kill()  # SIGKILL: serve runs no cleanup of its own
+        serve.wait(timeout=10)
+        wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=60, what="both to exit")
+    finally:
+        _cleaned_up(serve, web_and_worker, log)

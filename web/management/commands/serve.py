@@ -1,3 +1,5 @@
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
@@ -28,7 +30,11 @@ class Command(BaseCommand):
         }  # fmt: skip
         # SIGTERM (docker stop, systemd, kill) stops both, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
-        processes = {name: subprocess.Popen(cmd, cwd=settings.BASE_DIR) for name, cmd in commands.items()}
+        stop_with_us = _stopped_with_parent(os.getpid())
+        processes = {
+            name: subprocess.Popen(cmd, cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
+            for name, cmd in commands.items()
+        }
         self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker. Ctrl-C stops both.")
         exit_code = 0
         try:
@@ -55,3 +61,24 @@ class Command(BaseCommand):
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _stopped_with_parent(parent_pid):
+    """What a child runs before it starts, on Linux: it gets SIGTERM when this command dies.
+
+    So a ``serve`` killed outright (SIGKILL, the OOM killer), which runs no cleanup,
+    leaves no web server or worker behind. Elsewhere: None (nothing to run).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl
+
+    def ask_for_sigterm():
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent_pid:  # died before the request was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return ask_for_sigterm
