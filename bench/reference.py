@@ -7,9 +7,11 @@ In one run, on a fresh PostgreSQL database, this measures:
 - the limit: ``limit_baseline.py`` (the plain check loop, then COPY of the score rows);
 - ingestion: the runs (tool calls as tool spans) written by ``traces_ingest``, 1,000
   runs a request, in process;
-- the scoring pass: one Celery worker (solo pool) runs the ten checks in one pass
-  (``json_valid`` named twice, without and with the schema), timed from the request to ``done``, and
-  the pass counts are checked against the workload's reference counts;
+- the scoring pass: one Celery worker runs the ten checks in one pass (``json_valid``
+  named twice, without and with the schema), timed from the request to ``done``, from
+  no score at all: once with the worker as the Procfile starts it (prefork, two
+  processes), then with one process (solo pool). The pass counts are checked against
+  the workload's reference counts;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop;
 - the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
 - compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included,
@@ -120,10 +122,15 @@ def pass_run(project, scorers, config, queue):
     return scoring_pass, seconds
 
 
-def passes_measure(project, requests, runs):
+def passes_measure(project, requests, runs, pool="solo"):
+    """The pass on a fresh worker with ``pool``, from no score at all (the scores and their configs emptied)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE scoring_score, scoring_abstention, scoring_scoreconfig")
     queue = f"bench-{uuid.uuid4().hex[:8]}"
-    with open(VAR_DIR / "worker.log", "w") as log:
-        worker = worker_start(queue, log)
+    with open(VAR_DIR / f"worker-{pool}.log", "w") as log:
+        worker = worker_start(queue, log, pool)
         try:
             cpu = cpu_seconds(worker.pid)
             timed = [pass_run(project, scorers, config, queue) for scorers, config in requests]
@@ -134,6 +141,7 @@ def passes_measure(project, requests, runs):
     seconds = sum(s for _, s in timed)
     checks = runs * 10
     return {
+        "pool": pool,
         "seconds": [round(s, 2) for _, s in timed],
         "written": sum(p.written for p, _ in timed),
         "abstained": sum(p.skipped for p, _ in timed),
@@ -295,6 +303,7 @@ def _measure_traces(args, project, report):
         report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
     report["ingest"] = ingest_measure(project, traces)
     requests = data.passes(gen_traces)
+    report["pass_deployed"] = passes_measure(project, requests, len(traces), "deployed")
     report["pass"] = passes_measure(project, requests, len(traces))
     if args.only:
         report["gate"] = gate_measure(project, traces, 50, 20)

@@ -13,13 +13,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
 
 
-def worker_start(queue, log):
-    """One Celery worker (solo pool) on ``queue``, once it answers a heartbeat."""
+# The worker's pool: one process, or as the Procfile starts it (two processes by default).
+POOLS = {"solo": ["--pool", "solo"], "deployed": ["--concurrency", "2"]}
+
+
+def worker_start(queue, log, pool="solo"):
+    """One Celery worker on ``queue`` with ``pool`` (``POOLS``), once it answers a heartbeat."""
     from evalsite.models import Heartbeat
     from evalsite.tasks import heartbeat
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool", "solo", "--queues", queue,
+        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", *POOLS[pool], "--queues", queue,
          "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
          "--hostname", f"{queue}@%h"],
         cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT,
@@ -34,19 +38,38 @@ def worker_start(queue, log):
 
 
 def cpu_seconds(pid):
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time so far of a process and of its live children (a prefork pool's)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+PASS_TITLES = (
+    ("pass_deployed", "scoring pass, 10 checks, one worker as the Procfile starts it (2 processes)"),
+    ("pass", "scoring pass, 10 checks, one worker of one process (solo pool)"),
+)
+
+
+def _pass_figure(p, limit, title):
+    share = p["checks_per_s"] / limit["limit_checks_per_s"]
+    return (
+        title,
+        f"{p['checks_per_s']:,.0f} checks/s ({' + '.join(f'{s} s' for s in p['seconds'])}; worker CPU {p['worker_cpu']:.1f} s)",
+        f"check + COPY limit {limit['limit_checks_per_s']:,.0f} checks/s", f"**{share:.1%}** (goal ≥ 25%)",
+    )  # fmt: skip
 
 
 def _figures(r):
-    limit, p, engine, gate, compare = r["limit"], r["pass"], r["engine"], r["gate"], r["compare"]
-    share = p["checks_per_s"] / limit["limit_checks_per_s"]
+    limit, engine, gate, compare = r["limit"], r["engine"], r["gate"], r["compare"]
     loop = limit["loop_us_per_check"]
     return [
-        ("scoring pass, 10 checks, one worker (end to end)",
-         f"{p['checks_per_s']:,.0f} checks/s ({' + '.join(f'{s} s' for s in p['seconds'])}; worker CPU {p['worker_cpu']:.1f} s)",
-         f"check + COPY limit {limit['limit_checks_per_s']:,.0f} checks/s", f"**{share:.1%}** (goal ≥ 25%)"),
+        *(_pass_figure(r[key], limit, title) for key, title in PASS_TITLES),
         ("scorer engine over runs in memory", f"{engine['us_per_check']:.2f} µs/check",
          f"plain loop {loop:.2f} µs/check", f"**{engine['us_per_check'] / loop:.1f}x** (goal ≤ 5 µs)"),
         ("ingestion, 1,000 runs a request, in process", f"{r['ingest']['runs_per_s']:,.0f} runs/s", "", ""),
