@@ -12,7 +12,8 @@ In one run, on a fresh PostgreSQL database, this measures:
   no score at all: once with the worker as the Procfile starts it (prefork, two
   processes), then with one process (solo pool). The pass counts are checked against
   the workload's reference counts;
-- the scorer engine over the runs in memory, in µs per check, against the plain loop;
+- the scorer engine over the runs in memory, in µs per check, against the plain loop
+  (the two in turns, at least five rounds);
 - the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
 - compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included,
   from the score summaries (after building them, as a pass does when it ends) and from
@@ -150,8 +151,13 @@ def passes_measure(project, requests, runs, pool="solo"):
     }
 
 
-def engine_measure(project, requests, reps):
-    """µs per check of the scorer engine over the reference runs already in memory."""
+def engine_measure(project, requests, reps, workloads, traces):
+    """µs per check of the scorer engine over the reference runs in memory, and of the plain loop.
+
+    The two take turns, round after round, so that the machine's drift (its speed moves
+    by tens of percent within minutes) weighs on both alike; the ratio is the median of
+    the rounds' ratios.
+    """
     from datasets.models import Trace
     from scoring.catalog import catalog_for
     from scoring.engine import outcomes_compute
@@ -161,15 +167,23 @@ def engine_measure(project, requests, reps):
     pks = list(Trace.objects.filter(experiment__name=EXPERIMENT).values_list("pk", flat=True))
     runs = [run for start in range(0, len(pks), 1000) for run in runs_load(pks[start : start + 1000])]
     available = catalog_for(project).scorers
-    timings = []
-    for _ in range(reps):
+    run_all = data.plain_checks(workloads).run_all
+    engine, loop = [], []
+    for _ in range(max(reps, 5)):
         count = 0
         started = time.perf_counter()
         for scorers, config in requests:
             outcomes, _ = outcomes_compute(plan_of(available, scorers, config), runs)
             count += len(outcomes)
-        timings.append(time.perf_counter() - started)
-    return {"checks": count, "us_per_check": statistics.median(timings) / count * 1e6}
+        engine.append((time.perf_counter() - started) / count * 1e6)
+        started = time.perf_counter()
+        results = [run_all(t) for t in traces]
+        loop.append((time.perf_counter() - started) / (len(results) * len(results[0])) * 1e6)
+    return {
+        "checks": count, "rounds": len(engine), "us_per_check": statistics.median(engine),
+        "loop_us_per_check": statistics.median(loop),
+        "ratio": statistics.median([e / p for e, p in zip(engine, loop, strict=True)]),
+    }  # fmt: skip
 
 
 def gate_measure(project, traces, small, calls):
@@ -311,7 +325,7 @@ def _measure_traces(args, project, report):
     from datasets.models import Experiment
 
     report["counts"] = data.pass_counts(Experiment.objects.get(project=project, name=EXPERIMENT), gen_traces)
-    report["engine"] = engine_measure(project, requests, args.reps)
+    report["engine"] = engine_measure(project, requests, args.reps, args.workloads, traces)
     report["gate"] = gate_measure(project, traces, 50, 20)
     report["profile"] = profile_pass(project, *requests[0])
     report["compare"] = compare_measure(project, args.compare_runs, args.reps)

@@ -19,8 +19,10 @@ call (name, input, output, error). The ten checks map onto these scorers:
 | tool_sequence | tool_choice | the case's ``expected_tools`` (exact) |
 """
 
+import importlib.util
 import json
 import sys
+from pathlib import Path
 
 from django.db import connection
 
@@ -49,6 +51,15 @@ def workload(path):
     import gen_traces
 
     return gen_traces
+
+
+def plain_checks(path):
+    """The workload's plain check loop (its ``checks.py``, imported under another name than evalsite's ``checks``)."""
+    workload(path)  # its gen_traces, which checks.py imports
+    spec = importlib.util.spec_from_file_location("workload_checks", Path(path) / "checks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def passes(gen_traces):
