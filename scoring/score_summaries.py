@@ -173,13 +173,13 @@ WITH paired AS MATERIALIZED (
     WHERE b.experiment_id = %(base)s AND (b.passing && c.failing OR b.failing && c.passing)
 ),
 flips AS MATERIALIZED (
-    SELECT p.case_id, 1 AS b_ok, x.scorer, x.run AS b_run, y.run AS c_run
-    FROM paired p, unnest(p.bp, p.bpr) AS x(scorer, run), unnest(p.cf, p.cfr) AS y(scorer, run)
-    WHERE x.scorer = y.scorer AND (%(all)s OR x.scorer = ANY(%(scorers)s))
+    SELECT p.case_id, 1 AS b_ok, x.scorer, x.run AS b_run, p.cfr[array_position(p.cf, x.scorer)] AS c_run
+    FROM paired p, unnest(p.bp, p.bpr) AS x(scorer, run)
+    WHERE x.scorer = ANY(p.cf) AND (%(all)s OR x.scorer = ANY(%(scorers)s))
     UNION ALL
-    SELECT p.case_id, 0, x.scorer, x.run, y.run
-    FROM paired p, unnest(p.bf, p.bfr) AS x(scorer, run), unnest(p.cp, p.cpr) AS y(scorer, run)
-    WHERE x.scorer = y.scorer AND (%(all)s OR x.scorer = ANY(%(scorers)s))
+    SELECT p.case_id, 0, x.scorer, x.run, p.cpr[array_position(p.cp, x.scorer)]
+    FROM paired p, unnest(p.bf, p.bfr) AS x(scorer, run)
+    WHERE x.scorer = ANY(p.cp) AND (%(all)s OR x.scorer = ANY(%(scorers)s))
 ),
 totals AS (SELECT b_ok, count(*) AS total FROM flips GROUP BY b_ok),
 shown AS (
@@ -203,17 +203,23 @@ def summary_flipped_rows(base_id, candidate_id, scorers, shown):
               "shown": shown}  # fmt: skip
     with connection.cursor() as cursor:
         # Paired by hashing whatever the statistics say (a nested loop over two large
-        # summaries thought small would take minutes), and not compiled: the cost the
-        # planner then puts on the plan would set off JIT, 0.35 s for nothing. Set for
-        # this statement only.
+        # summaries thought small would take minutes), in memory (the hash of two sides
+        # of 100,000 cases spilled to disk at the default work_mem), and not compiled:
+        # the cost the planner then puts on the plan would set off JIT, 0.35 s for
+        # nothing. Set for this statement only.
         cursor.execute(
-            "SELECT current_setting('enable_nestloop'), current_setting('jit'), "
-            "set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true)"
+            "SELECT current_setting('enable_nestloop'), current_setting('jit'), current_setting('work_mem'), "
+            "set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true), "
+            "set_config('work_mem', '64MB', true)"
         )
-        nestloop, jit = cursor.fetchone()[:2]
+        nestloop, jit, work_mem = cursor.fetchone()[:3]
         cursor.execute(FLIPS, params)
         rows = cursor.fetchall()
-        cursor.execute("SELECT set_config('enable_nestloop', %s, true), set_config('jit', %s, true)", [nestloop, jit])
+        cursor.execute(
+            "SELECT set_config('enable_nestloop', %s, true), set_config('jit', %s, true), "
+            "set_config('work_mem', %s, true)",
+            [nestloop, jit, work_mem],
+        )
         return rows
 
 

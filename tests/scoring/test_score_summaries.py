@@ -42,7 +42,8 @@ def _experiment_scored(actors, rng, experiment, cases):
                 actors.acme, f"{experiment.name}-{i}-{trial}", experiment=experiment.name, case=case and case.pk
             )
             scores.append(_score(run, experiment, "answered", "h", rng.random() < 0.8))
-            scores.append(_score(run, experiment, "contains", f"case-{i}", rng.random() < 0.6))
+            if trial == 0 or rng.random() < 0.5:  # not on every trial: a case's scorers name different runs
+                scores.append(_score(run, experiment, "contains", f"case-{i}", rng.random() < 0.6))
             for config in ("s1", "s2"):  # json_valid twice a run: one row per config
                 scores.append(_score(run, experiment, "json_valid", config, rng.random() < 0.5))
             value = rng.choice([0.0, 0.5, 1.0])
@@ -80,6 +81,29 @@ def test_compare_gives_the_same_answer_from_scores_and_from_summaries(scored, sc
     if scorers is None:  # the workload has something to show on every side
         assert from_scores["flipped"]["pass_to_fail_count"] and from_scores["flipped"]["fail_to_pass_count"]
         assert {r["scorer"] for r in from_scores["scorers"] if "config" in r} == {"json_valid"}
+
+
+def test_each_flip_names_the_newest_run_of_its_own_scorer_on_both_sides(actors):
+    """A case whose scorers' newest runs differ: each flipped scorer shows its own run, both ways."""
+    score_configs_store(project_id=actors.acme.pk, configs={"h": "{}"})
+    case = GoldenCase.objects.create(dataset=Dataset.objects.create(project=actors.acme, name="desk"), name="c")
+    sides = {}
+    for name, passed in (("before", True), ("after", False)):
+        experiment = Experiment.objects.create(project=actors.acme, name=name)
+        older, newer = (trace_create(actors.acme, f"{name}-{n}", experiment=name, case=case.pk) for n in (1, 2))
+        # contains was scored on the older run only, answered on the newer one
+        Score.objects.bulk_create(
+            [_score(older, experiment, "contains", "h", passed), _score(newer, experiment, "answered", "h", passed)]
+        )
+        sides[name] = experiment
+    for base, candidate, direction in (("before", "after", "pass_to_fail"), ("after", "before", "fail_to_pass")):
+        from_scores = experiments_compare(base=sides[base], candidate=sides[candidate])["flipped"]
+        summaries_build([sides[base].pk, sides[candidate].pk])
+        from_summaries = experiments_compare(base=sides[base], candidate=sides[candidate])["flipped"]
+        assert from_summaries == from_scores
+        shown = {(f["scorer"], f["base_trace_id"], f["candidate_trace_id"]) for f in from_summaries[direction]}
+        runs = {("answered", f"{base}-2", f"{candidate}-2"), ("contains", f"{base}-1", f"{candidate}-1")}
+        assert shown == runs
 
 
 def _bump_revision(run):
@@ -213,11 +237,11 @@ def test_reading_the_flips_leaves_the_planner_settings_as_they_were(scored):
     base, candidate = scored
     summaries_build([base.pk, candidate.pk])
     with connection.cursor() as cursor:
-        settings = "SELECT current_setting('enable_nestloop'), current_setting('jit')"
+        settings = "SELECT current_setting('enable_nestloop'), current_setting('jit'), current_setting('work_mem')"
         cursor.execute(settings)
         before = cursor.fetchone()
         rows = summary_flipped_rows(base.pk, candidate.pk, None, 5)
         cursor.execute(settings)
         assert cursor.fetchone() == before
-    assert before[0] == "on"
+    assert before[0] == "on" and before[2] != "64MB"
     assert rows and all(len(row) == 6 for row in rows)
