@@ -24,7 +24,6 @@ the database ``evalsite_bench_score`` is dropped and recreated), Redis at
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,12 +54,11 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402
 
 from bench.ingest import run_payloads  # noqa: E402
+from bench.reference_report import worker_start  # noqa: E402
 from checks.scorers import AGENT_CHECK_IDS, BUILTIN_IDS  # noqa: E402
 from datasets.ingestion import traces_ingest  # noqa: E402
 from datasets.models import Dataset, GoldenCase  # noqa: E402
-from evalsite.models import Heartbeat  # noqa: E402
 from evalsite.projects import project_create  # noqa: E402
-from evalsite.tasks import heartbeat  # noqa: E402
 from scoring.catalog import catalog_for  # noqa: E402
 from scoring.engine import ScoringPlan, outcomes_compute  # noqa: E402
 from scoring.loading import runs_load  # noqa: E402
@@ -144,23 +142,6 @@ def ceiling_measure(project, chunk):
     count = len(outcomes)
     del runs, outcomes
     return count, elapsed
-
-
-def worker_start(queue, log):
-    env = dict(os.environ)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool", "solo", "--queues", queue,
-         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--hostname", f"{queue}@%h"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    heartbeat.apply_async(queue=queue)
-    deadline = time.monotonic() + 120
-    while not Heartbeat.objects.filter(hostname__startswith=queue).exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the worker did not start; see {log.name}")
-        time.sleep(0.1)
-    return process
 
 
 def memory_kib(pid, field):
