@@ -65,22 +65,32 @@ def tool_choice(run, config):
     if mode not in TOOL_MATCH_MODES:
         return Abstain("invalid_config", {"message": f"unknown tool_match {mode!r}"})
     actual = run.tool_names()
+    shown = repr(expected) if mode == "exact" else f"{expected} ({mode})"
     if actual == expected:  # nothing missing, nothing extra, whatever the mode
-        missing, extra = [], []
-    else:
-        wanted, called = Counter(expected), Counter(actual)
-        missing, extra = list((wanted - called).elements()), list((called - wanted).elements())
+        detail = {"actual_tools": actual, "expected_tools": expected, "tool_match": mode, "missing": [], "extra": []}
+        called = shown if mode == "exact" else repr(actual)
+        return Result(1.0, True, f"called {called}, as expected {shown}", detail)
     detail = {
         "actual_tools": actual,
         "expected_tools": expected,
         "tool_match": mode,
-        "missing": missing,
-        "extra": extra,
+        "missing": _left_over(expected, actual),
+        "extra": _left_over(actual, expected),
     }
-    shown = f"{expected}" if mode == "exact" else f"{expected} ({mode})"
     if tools_match(expected, actual, mode):
-        return Result.verdict(True, f"called {actual}, as expected {shown}", detail)
-    return Result.verdict(False, f"expected {shown}, called {actual}", detail)
+        return Result(1.0, True, f"called {actual}, as expected {shown}", detail)
+    return Result(0.0, False, f"expected {shown}, called {actual}", detail)
+
+
+def _left_over(items, taken):
+    """``items`` less ``taken``, counted with repeats, grouped by first appearance: ``Counter`` subtraction's elements."""
+    counts = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    for item in taken:
+        if item in counts:
+            counts[item] -= 1
+    return [item for item, n in counts.items() for _ in range(n)]
 
 
 def _tool_choice_from_case(run):

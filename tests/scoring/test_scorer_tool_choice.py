@@ -107,3 +107,32 @@ def test_it_abstains_on_an_unknown_mode_instead_of_guessing():
 def test_it_abstains_not_configured_when_the_case_expects_no_tool_list():
     run = _run("a", expectations={"contains": "x"})
     assert score_run(SCORER, run, resolve_config(SCORER, None, run)).reason == "not_configured"
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "missing", "extra"),
+    [
+        ([], ["a", "b", "a"], ["a", "a", "b"], []),
+        (["c", "a", "c", "d"], ["a", "b", "a"], ["a", "b"], ["c", "c", "d"]),
+        (["b", "a", "b"], ["a", "b"], [], ["b"]),
+        (["b", "a"], ["a", "b"], [], []),
+    ],
+)
+def test_it_lists_the_calls_missing_and_extra_counted_with_repeats_grouped_by_first_appearance(
+    actual, expected, missing, extra
+):
+    detail = _choice(actual, expected, "any_order").detail
+    assert (detail["missing"], detail["extra"]) == (missing, extra)
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("exact", "called ['a', 'b'], as expected ['a', 'b']"),
+        ("in_order", "called ['a', 'b'], as expected ['a', 'b'] (in_order)"),
+        ("superset", "called ['a', 'b'], as expected ['a', 'b'] (superset)"),
+    ],
+)
+def test_a_passing_run_names_the_calls_and_the_expectation(mode, reason):
+    result = _choice(["a", "b"], ["a", "b"], mode)
+    assert (result.passed, result.reason, result.detail["missing"], result.detail["extra"]) == (True, reason, [], [])
