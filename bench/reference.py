@@ -11,7 +11,8 @@ In one run, on a fresh PostgreSQL database, this measures:
   named twice, without and with the schema), timed from the request to ``done``, from
   no score at all: once with the worker as the Procfile starts it (prefork, two
   processes), then with one process (solo pool). The pass counts are checked against
-  the workload's reference counts;
+  the workload's reference counts. Before them, the same pass on a worker that stores
+  no row (``bench.worker_storing_nothing``): the ceiling any storage of scores leaves;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop
   (the two in turns, at least five rounds);
 - the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
@@ -123,15 +124,18 @@ def pass_run(project, scorers, config, queue):
     return scoring_pass, seconds
 
 
-def passes_measure(project, requests, runs, pool="solo"):
-    """The pass on a fresh worker with ``pool``, from no score at all (the scores and their configs emptied)."""
+def passes_measure(project, requests, runs, pool="solo", module="celery"):
+    """The pass on a fresh worker with ``pool``, from no score at all (the scores and their configs emptied).
+
+    ``module``: the worker's (``worker_start``); ``bench.worker_storing_nothing`` stores no row.
+    """
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE scoring_score, scoring_abstention, scoring_scoreconfig")
     queue = f"bench-{uuid.uuid4().hex[:8]}"
-    with open(VAR_DIR / f"worker-{pool}.log", "w") as log:
-        worker = worker_start(queue, log, pool)
+    with open(VAR_DIR / f"worker-{pool}-{module}.log", "w") as log:
+        worker = worker_start(queue, log, pool, module)
         try:
             cpu = cpu_seconds(worker.pid)
             timed = [pass_run(project, scorers, config, queue) for scorers, config in requests]
@@ -317,6 +321,14 @@ def _measure_traces(args, project, report):
         report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
     report["ingest"] = ingest_measure(project, traces)
     requests = data.passes(gen_traces)
+    if not args.only:
+        report["pass_unstored"] = passes_measure(
+            project, requests, len(traces), "deployed", "bench.worker_storing_nothing"
+        )
+        from scoring.models import Score
+
+        if Score.objects.exists():
+            raise SystemExit("the worker storing nothing stored scores: its figure would not be the ceiling")
     report["pass_deployed"] = passes_measure(project, requests, len(traces), "deployed")
     report["pass"] = passes_measure(project, requests, len(traces))
     if args.only:

@@ -1,0 +1,28 @@
+"""A Celery worker whose scoring passes store no row: what a pass costs before writing.
+
+``bench/reference.py`` runs the reference pass on it to measure the ceiling that any
+storage of scores leaves: the pass is planned, claimed, loaded, scored, its runs locked,
+what is stored read back and its counters kept, exactly as on a real worker, but the
+writer's final step (the score, config and abstention rows) does nothing.
+
+    .venv/bin/python -m bench.worker_storing_nothing -A evalsite worker ...   (celery's arguments)
+"""
+
+import sys
+
+from celery.__main__ import main
+from celery.signals import worker_init
+
+
+@worker_init.connect
+def _store_nothing(**kwargs):
+    import django
+
+    django.setup()
+    from scoring import writer
+
+    writer._rows_write = lambda *args, **kwargs: None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
