@@ -156,7 +156,7 @@ def main():
 
     project = project_create(slug="bench", name="bench")
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, PostgreSQL {connection.pg_version}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, PostgreSQL {connection.pg_version // 10000}"
     )
     print(f"{'cases':>7} {'gate cold (s)':>14} {'gate warm (s)':>14} {'scores written':>15} {'verdict':>8}")
     for count in args.cases:
