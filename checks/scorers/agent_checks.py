@@ -65,19 +65,16 @@ def tool_choice(run, config):
     if mode not in TOOL_MATCH_MODES:
         return Abstain("invalid_config", {"message": f"unknown tool_match {mode!r}"})
     actual = run.tool_names()
-    shown = repr(expected) if mode == "exact" else f"{expected} ({mode})"
-    if actual == expected:  # nothing missing, nothing extra, whatever the mode
-        detail = {"actual_tools": actual, "expected_tools": expected, "tool_match": mode, "missing": [], "extra": []}
-        called = shown if mode == "exact" else repr(actual)
-        return Result(1.0, True, f"called {called}, as expected {shown}", detail)
+    same = actual == expected  # nothing missing, nothing extra, whatever the mode
     detail = {
         "actual_tools": actual,
         "expected_tools": expected,
         "tool_match": mode,
-        "missing": _left_over(expected, actual),
-        "extra": _left_over(actual, expected),
+        "missing": [] if same else _left_over(expected, actual),
+        "extra": [] if same else _left_over(actual, expected),
     }
-    if tools_match(expected, actual, mode):
+    shown = f"{expected}" if mode == "exact" else f"{expected} ({mode})"
+    if same or tools_match(expected, actual, mode):
         return Result(1.0, True, f"called {actual}, as expected {shown}", detail)
     return Result(0.0, False, f"expected {shown}, called {actual}", detail)
 
