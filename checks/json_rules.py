@@ -166,11 +166,7 @@ def _parse_clean(body):
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return _UNSURE
-    kind = type(value)
-    if kind is dict or kind is list:
-        keys = _keys_counted(value, 0)
-    else:
-        keys = -1 if (kind is int or kind is float) and not INT64_MIN < value < INT64_MAX else 0
+    keys = _keys_counted([value], -1)  # the root, whatever its type, as the item of a list above it
     if keys < 0 or keys != body.count(_KEY_END) - body.count(_ESCAPED_QUOTE_COLON):
         return _UNSURE
     return value
