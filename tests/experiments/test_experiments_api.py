@@ -45,3 +45,12 @@ def test_it_names_missing_and_unknown_fields(actors):
     response = actors.api().post("/v1/api/experiments", {"dataset": "nope"}, format="json")
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "name"
     assert actors.api().post("/v1/api/experiments", {"name": "v1", "dataset": "nope"}, format="json").status_code == 404
+
+
+def test_a_name_over_the_limit_is_refused_even_when_its_surrounding_space_would_bring_it_under(actors):
+    # The schema's maxLength holds for the text as sent (whitespace is trimmed after).
+    response = actors.api().post("/v1/api/experiments", {"name": "\n" + "*" * 200}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"][0]["field"] == "name"
+    assert not Experiment.objects.exists()
+    assert actors.api().post("/v1/api/experiments", {"name": " " + "*" * 199}, format="json").status_code == 201

@@ -12,7 +12,7 @@ from datasets.models import Experiment
 from evalsite.auth import request_project
 from experiments.comparison import experiments_compare
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
-from web.api.rest import NewestFirstCursorPagination, validated
+from web.api.rest import NewestFirstCursorPagination, Text, validated
 
 
 class ExperimentOut(serializers.ModelSerializer):
@@ -24,8 +24,8 @@ class ExperimentOut(serializers.ModelSerializer):
 
 
 class ExperimentIn(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    dataset = serializers.CharField(max_length=100, required=False, allow_null=True)
+    name = Text(max_length=200)
+    dataset = Text(max_length=100, required=False, allow_null=True)
     metadata = serializers.DictField(
         required=False, help_text="Facts about the version: commit, branch, model, prompt version."
     )
@@ -76,8 +76,8 @@ class ExperimentDetail(APIView):
 
 
 class CompareQuery(serializers.Serializer):
-    base = serializers.CharField(max_length=200, help_text="The experiment compared against.")
-    candidate = serializers.CharField(max_length=200, help_text="The experiment being judged.")
+    base = Text(max_length=200, help_text="The experiment compared against.")
+    candidate = Text(max_length=200, help_text="The experiment being judged.")
     scorers = serializers.CharField(required=False, help_text="Comma-separated scorer ids (default: every scorer).")
     tolerance = serializers.FloatField(
         required=False, min_value=0, max_value=1, help_text="Drop in mean that counts as a regression (default 0)."

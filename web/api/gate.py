@@ -31,7 +31,7 @@ from experiments.policies import policy_for, policy_update
 from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
 from web.api.gate_schema import GateAccepted, GateCase, GatePolicyOut, GateRunPending, GateVerdict
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
-from web.api.rest import NewestFirstCursorPagination, validated
+from web.api.rest import NewestFirstCursorPagination, Text, validated
 
 GateRunSummaries = inline_serializer(
     "GateRunSummary",
@@ -65,9 +65,7 @@ class GatePolicyIO(serializers.Serializer):
     ratchet = serializers.BooleanField(required=False)
     fail_on_regression = serializers.BooleanField(required=False)
     tolerance = serializers.FloatField(min_value=0, max_value=1, required=False)
-    scorers = serializers.ListField(
-        child=serializers.CharField(max_length=100), required=False, help_text="Extra gating scorers."
-    )
+    scorers = serializers.ListField(child=Text(max_length=100), required=False, help_text="Extra gating scorers.")
     max_abstained = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
     trials = serializers.IntegerField(
         min_value=1, max_value=100, required=False, help_text="Trials each case needs (default 1); fewer: unmeasured."
@@ -146,8 +144,8 @@ class GatePolicyView(APIView):
 
 
 class GateIn(serializers.Serializer):
-    dataset = serializers.CharField(max_length=100)
-    experiment = serializers.CharField(max_length=200)
+    dataset = Text(max_length=100)
+    experiment = Text(max_length=200)
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Default: the policy's baseline."
     )

@@ -25,7 +25,7 @@ from scoring.labels import (
 )
 from scoring.models import LabelConfig, LabelKind
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
-from web.api.rest import NewestFirstCursorPagination, validated
+from web.api.rest import NewestFirstCursorPagination, Text, validated
 
 
 class LabelConfigOut(serializers.ModelSerializer):
@@ -63,7 +63,7 @@ LABEL_CONFIG_REQUEST = {
 
 
 class LabelIn(serializers.Serializer):
-    config = serializers.CharField(max_length=100, help_text="The label config's name.")
+    config = Text(max_length=100, help_text="The label config's name.")
     value = serializers.JSONField(help_text="true/false, a category, or a number, by the config's kind.")
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 

@@ -11,14 +11,14 @@ from datasets.models import ModelPrice
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
 from web.api.openapi import problem_responses
-from web.api.rest import validated
+from web.api.rest import Text, validated
 
 _PER_MTOK = {"max_digits": 14, "decimal_places": 6, "min_value": 0, "coerce_to_string": False}
 
 
 class PriceQuery(serializers.Serializer):
-    model = serializers.CharField(max_length=200, required=False)
-    provider = serializers.CharField(max_length=100, required=False)
+    model = Text(max_length=200, required=False)
+    provider = Text(max_length=100, required=False)
 
 
 class ModelPriceIO(serializers.ModelSerializer):

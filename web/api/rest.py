@@ -8,13 +8,26 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import parsers, renderers
+from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
 from checks.json_rules import INT64_MAX, INT64_MIN
 from evalsite.errors import Invalid, PayloadTooLarge
 from evalsite.json_input import json_read, json_safe
+
+
+class Text(serializers.CharField):
+    """A string field whose ``max_length`` holds for the text as sent, the schema's ``maxLength``.
+
+    DRF trims surrounding whitespace before it checks the length, so a name of the
+    maximum length with a line break before it was accepted though the schema refuses it.
+    """
+
+    def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().run_validation(data)
 
 
 class FastJSONParser(parsers.BaseParser):

@@ -19,7 +19,7 @@ from scoring.passes import pass_start
 from scoring.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RUNS
 from scoring.selectors import PASS_SKIPS_PAGE, pass_dry_run_scores, pass_get, pass_skip_counts, pass_skips
 from web.api.openapi import problem_responses
-from web.api.rest import validated
+from web.api.rest import Text, validated
 
 _SCORER_LIMIT = 200
 _SCORER_ID = {"type": "string", "minLength": 1, "maxLength": 100}
@@ -49,12 +49,12 @@ class ScorerEntryField(serializers.Field):
 
     def to_internal_value(self, data):
         if isinstance(data, str):
-            return serializers.CharField(max_length=100).run_validation(data)
+            return Text(max_length=100).run_validation(data)
         if not isinstance(data, dict):
             self.fail("invalid")
         errors = {name: ["unknown field"] for name in sorted(set(data) - {"scorer", "config"})}
         entry = {}
-        for name, field in (("scorer", serializers.CharField(max_length=100)), ("config", serializers.DictField())):
+        for name, field in (("scorer", Text(max_length=100)), ("config", serializers.DictField())):
             if name not in data and name == "config":
                 continue
             try:
@@ -84,7 +84,7 @@ class ScoreRequestIn(serializers.Serializer):
         "expectations win.",
     )
     trace_ids = serializers.ListField(
-        child=serializers.CharField(max_length=200),
+        child=Text(max_length=200),
         required=False,
         max_length=PASS_MAX_RUNS,
         help_text="Score exactly these runs (cannot be combined with from, limit or experiment).",
