@@ -6,6 +6,7 @@ from django.utils import timezone
 from evalsite.errors import Conflict
 from evalsite.keys import key_generate
 from evalsite.models import ApiKey, Membership, Project
+from evalsite.scopes import DEFAULT_SCOPES, scopes_clean
 
 
 def project_create(*, slug, name="", quota_per_minute=0):
@@ -16,11 +17,21 @@ def project_create(*, slug, name="", quota_per_minute=0):
         return Project.objects.create(slug=slug, name=name or slug, quota_per_minute=quota_per_minute)
 
 
-def api_key_create(*, project, name="", created_by=None):
-    """``(ApiKey, full_key)``. The full key exists only in this return value: show it once."""
+def api_key_create(*, project, name="", created_by=None, scopes=DEFAULT_SCOPES):
+    """``(ApiKey, full_key)``. The full key exists only in this return value: show it once.
+
+    ``scopes`` defaults to what a CI job needs (``ingest,gate``); ``ValueError`` names an
+    unknown scope.
+    """
+    scopes = scopes_clean(scopes)
     full_key, prefix, secret_hash = key_generate()
     key = ApiKey.objects.create(
-        project=project, name=name, prefix=prefix, secret_hash=secret_hash, created_by=created_by
+        project=project,
+        name=name,
+        prefix=prefix,
+        secret_hash=secret_hash,
+        created_by=created_by,
+        scopes=list(scopes),
     )
     return key, full_key
 

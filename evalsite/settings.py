@@ -158,7 +158,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["evalsite.auth.HasProjectKey"],
     "DEFAULT_PARSER_CLASSES": ["web.api.rest.FastJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["web.api.rest.FastJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "web.api.openapi.ScopedAutoSchema",
     "EXCEPTION_HANDLER": "evalsite.errors.problem_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "web.api.rest.NewestFirstCursorPagination",
     "PAGE_SIZE": 50,

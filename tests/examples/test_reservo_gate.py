@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from evalsite.projects import api_key_create, project_create
+from evalsite.scopes import ADMIN
 from examples.reservo import OVERRIDES
 from tests.live import ROOT, web_server
 
@@ -29,7 +30,7 @@ def live_url(django_db_setup):
 def server(live_url, transactional_db):
     """The live server and a key of a fresh project (the database is emptied after each test)."""
     project = project_create(slug="reservo-e2e", name="Reservo")
-    _, key = api_key_create(project=project, name="ci")
+    _, key = api_key_create(project=project, name="ci", scopes=[ADMIN])
     return live_url, key
 
 

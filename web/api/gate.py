@@ -25,6 +25,7 @@ from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
+from evalsite.scopes import CURATE, GATE
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
@@ -122,6 +123,8 @@ def _policy_out(policy):
 
 
 class GatePolicyView(APIView):
+    required_scopes = {"PUT": CURATE}
+
     @extend_schema(operation_id="gate_policy_retrieve", responses={200: GatePolicyOut, **problem_responses(401, 404)})
     def get(self, request, name):
         return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
@@ -198,6 +201,8 @@ GateRunAnswer = PolymorphicProxySerializer(
 
 
 class GateView(APIView):
+    required_scopes = {"POST": GATE}
+
     @extend_schema(
         operation_id="gate",
         summary="Ask the gate for a verdict (PASS or FAIL) on an experiment's runs of a dataset",
