@@ -31,12 +31,13 @@ from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
 from evalsite.metrics import GATE_VERDICTS, counted_on_commit
+from experiments.bar import bar_moves, bar_since
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
 from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
 from experiments.gate_worker import gate_claim, holder_name, lease_kept
 from experiments.models import GateCase, GateRun
-from experiments.policies import baseline_record, policy_for
+from experiments.policies import baseline_record, floor_initialisable, policy_for
 from scoring.calibration import advisory_reason, agreement
 from scoring.catalog import catalog_for, judge_sync_cap
 from scoring.loading import tool_names
@@ -177,6 +178,8 @@ def _evaluate(gate_run):
     )  # fmt: skip
     answer = _answer(gate_run, verdict, policy, baseline, comparison, rows)
     answer["advisory"] = sorted(advisory.values())
+    moves, more = bar_moves(policy, dataset, bar_since(policy, dataset, gate_run))
+    answer.update(policy_revision=policy.revision, bar_moved=moves, bar_moved_more=more)
     return Evaluation(answer, rows, {str(c["id"]): c["version"] for c in cases}, verdict, policy)
 
 
@@ -332,7 +335,7 @@ def _baseline_move(gate_run, verdict, policy):
     starts at its pass rate (seed 003). Returns what happened, for the answer."""
     if not gate_run.set_baseline:
         return {"baseline_recorded": False, "floor_initialised": False}
-    if gate_run.init_floor and policy.baseline_id is None and verdict.pass_rate is not None:
+    if gate_run.init_floor and floor_initialisable(policy) and verdict.pass_rate is not None:
         baseline_record(
             dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run,
             floor_to=verdict.pass_rate, initial=True,

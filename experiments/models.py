@@ -34,6 +34,8 @@ class GatePolicy(models.Model):
     judge_min_kappa = models.FloatField(null=True, blank=True)
     judge_min_labels = models.PositiveIntegerField(default=30)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The number of the latest PolicyRevision (0: never changed); every verdict carries it.
+    revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -76,6 +78,43 @@ class FloorChange(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class PolicyRevision(models.Model):
+    """One change to a gate policy: who, when, why, and each field before and after.
+
+    ``changes`` is ``[{field, old, new, loosens}]``; ``loosens`` is true when the change
+    can turn a FAIL into a PASS (``experiments.revisions``). Written in the transaction
+    that changes the policy, so a change never exists without its revision.
+    """
+
+    class Source(models.TextChoices):
+        API = "api"
+        PAGE = "page"
+        ADMIN = "admin"
+        GATE = "gate"
+
+    policy = models.ForeignKey(GatePolicy, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    changed_by_key = models.ForeignKey(
+        "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept apart from the foreign keys: the history still says who after a key or user is gone.
+    author = models.CharField(max_length=250)
+    reason = models.TextField(blank=True, default="")
+    changes = models.JSONField(default=list)
+    loosens = models.BooleanField(default=False)
+    gate_run = models.ForeignKey("GateRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["policy", "number"], name="policyrevision_unique_number")]
+
+    def __str__(self):
+        return f"revision {self.number} of {self.policy}"
 
 
 class GateRun(models.Model):

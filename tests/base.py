@@ -69,6 +69,6 @@ def actors_create():
     membership_set(user=bob, project=acme, role=Role.REVIEWER)
     membership_set(user=victor, project=acme, role=Role.VIEWER)
     membership_set(user=charlie, project=umbrella, role=Role.ADMIN)
-    _, acme_key = api_key_create(project=acme, name="admin", scopes=[ADMIN])
-    _, umbrella_key = api_key_create(project=umbrella, name="admin", scopes=[ADMIN])
+    _, acme_key = api_key_create(project=acme, name="ci", scopes=[ADMIN])
+    _, umbrella_key = api_key_create(project=umbrella, name="ci", scopes=[ADMIN])
     return Actors(acme, umbrella, alice, bob, victor, charlie, acme_key, umbrella_key)

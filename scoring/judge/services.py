@@ -19,6 +19,7 @@ from checks.judge.spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
 from checks.judge.validation import judge_config_errors
 from evalsite.errors import Invalid
 from evalsite.models import Project
+from evalsite.team import audit_record
 from scoring.labels import label_configs_for_criteria
 from scoring.models import JudgeConfig
 
@@ -36,6 +37,10 @@ class _Keep:
 # Leave the stored value unchanged (for a new configuration: the default).
 KEEP = _Keep()
 _FIELDS = ("endpoint", "model", "api_key", "timeout_seconds", "criteria", "max_concurrency")
+# The fields that change what the judge answers: a change of one moves the gate's bar,
+# recorded in the project's audit log under this action (the verdict lists it).
+JUDGE_CHANGE = "judge.change"
+_JUDGING_FIELDS = ("endpoint", "model", "criteria")
 
 
 def judge_configure(
@@ -78,6 +83,14 @@ def judge_configure(
         current.save()
         # Reviewers calibrate each criterion with labels of the same name.
         label_configs_for_criteria(project=project, criteria=current.criteria)
+        judging = [name for name in changed if name in _JUDGING_FIELDS]
+        if config is not None and judging:
+            audit_record(
+                project=project,
+                actor=current.updated_by,
+                action=JUDGE_CHANGE,
+                summary="judge changed: " + "; ".join(_describe(name, values) for name in judging),
+            )
     logger.info(
         "judge of project %s %s by %s: %s",
         project.slug,

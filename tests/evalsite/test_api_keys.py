@@ -26,7 +26,7 @@ def test_it_stores_only_a_prefix_and_a_hash_of_the_secret(actors):
 
 
 def test_it_authenticates_a_bearer_key_and_records_when_it_was_used(actors):
-    key = ApiKey.objects.get(project=actors.acme, name="admin")
+    key = ApiKey.objects.get(project=actors.acme, name="ci")
     assert key.last_used_at is None
     response = actors.api().get("/v1/api/traces")
     assert response.status_code == 200

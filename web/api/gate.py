@@ -29,8 +29,16 @@ from evalsite.scopes import CURATE, GATE
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
+from experiments.revisions import policy_revisions, revision_as_dict
 from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
-from web.api.gate_schema import GateAccepted, GateCase, GatePolicyOut, GateRunPending, GateVerdict
+from web.api.gate_schema import (
+    GateAccepted,
+    GateCase,
+    GatePolicyOut,
+    GateRunPending,
+    GateVerdict,
+    PolicyRevisionOut,
+)
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
@@ -91,6 +99,10 @@ class GatePolicyIO(serializers.Serializer):
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
     )
+    reason = Text(
+        max_length=2000, required=False, allow_blank=True,
+        help_text="Why: kept in the policy's history; required to loosen the gate (which needs an admin key).",
+    )  # fmt: skip
 
 
 def _policy_out(policy):
@@ -119,6 +131,7 @@ def _policy_out(policy):
             }
             for c in changes
         ],
+        "revision": policy.revision,
     }
 
 
@@ -131,19 +144,40 @@ class GatePolicyView(APIView):
 
     @extend_schema(
         operation_id="gate_policy_update",
-        description="Change any of the fields given. Raising the floor is recorded in the floor history; lowering it "
-        "is a 409 (only a project admin can, in the admin, with a written reason).",
+        description="Change any of the fields given; each change is a revision (GET .../gate-policy/history). A "
+        "change that loosens the gate (docs/gate.md, 'What can move the bar') needs an `admin` key and a `reason`. "
+        "Raising the floor is recorded in the floor history; lowering it is a 409 (only a project admin can, in "
+        "the admin, with a written reason).",
         request=GatePolicyIO,
-        responses={200: GatePolicyOut, **problem_responses(400, 401, 404, 409)},
+        responses={200: GatePolicyOut, **problem_responses(400, 401, 403, 404, 409)},
     )
     def put(self, request, name):
         project = request_project(request)
         dataset = dataset_get(project=project, name=name)
         changes = validated(GatePolicyIO, request.data)
+        reason = changes.pop("reason", "")
         if "baseline" in changes and changes["baseline"] is not None:
             changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
-        policy = policy_update(dataset=dataset, changes=changes, key=request.auth)
+        policy = policy_update(dataset=dataset, changes=changes, reason=reason, key=request.auth)
         return Response(_policy_out(policy))
+
+
+class RevisionPagination(NewestFirstCursorPagination):
+    ordering = ("-number",)
+
+
+class GatePolicyHistory(APIView):
+    @extend_schema(
+        operation_id="gate_policy_history",
+        summary="The gate policy's revisions, newest first",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated("PolicyRevisionPage", PolicyRevisionOut), **problem_responses(401, 404)},
+    )
+    def get(self, request, name):
+        dataset = dataset_get(project=request_project(request), name=name)
+        paginator = RevisionPagination()
+        page = paginator.paginate_queryset(policy_revisions(dataset), request, view=self)
+        return paginator.get_paginated_response([revision_as_dict(r) for r in page])
 
 
 class GateIn(serializers.Serializer):

@@ -173,3 +173,22 @@ class GatePolicyOut(serializers.Serializer):
     judge_min_labels = serializers.IntegerField()
     baseline = serializers.CharField(allow_null=True, help_text="The baseline experiment's name.")
     floor_history = FloorChangeOut(many=True, help_text="The latest 20 moves of the floor, newest first.")
+    revision = serializers.IntegerField(help_text="The policy's latest revision (0: never changed).")
+
+
+class PolicyFieldChange(serializers.Serializer):
+    field = serializers.CharField()
+    old = serializers.JSONField(allow_null=True)
+    new = serializers.JSONField(allow_null=True)
+    loosens = serializers.BooleanField(help_text="The change can turn a FAIL into a PASS.")
+
+
+class PolicyRevisionOut(serializers.Serializer):
+    revision = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    author = serializers.CharField(help_text="A user's name, `key NAME`, or `gate run N (key NAME)`.")
+    source = serializers.ChoiceField(["api", "page", "admin", "gate"])
+    reason = serializers.CharField(allow_blank=True)
+    loosens = serializers.BooleanField()
+    changes = PolicyFieldChange(many=True)
+    gate_run_id = serializers.IntegerField(allow_null=True)

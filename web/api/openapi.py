@@ -29,7 +29,9 @@ class Problem(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = ProblemError(many=True, required=False, help_text="Validation failures, one per field and problem.")
-    required_scope = serializers.CharField(required=False, help_text="On a 403 `scope-missing`: the key scope the call needs.")
+    required_scope = serializers.CharField(
+        required=False, help_text="On a 403 `scope-missing`: the key scope the call needs."
+    )
 
 
 _DESCRIPTIONS = {
