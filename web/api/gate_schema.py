@@ -85,6 +85,15 @@ _BaselineOut = inline_serializer(
 )
 
 
+class BarMove(serializers.Serializer):
+    kind = serializers.ChoiceField(["policy", "floor", "case", "judge"])
+    what = serializers.CharField(help_text="The move in words: `trial_pass_ratio 1.0 → 0.2`, `case 'x' quarantined`.")
+    by = serializers.CharField(help_text="Who: a user, `key NAME`, or how (ratchet).")
+    at = serializers.DateTimeField()
+    reason = serializers.CharField(allow_blank=True)
+    revision = serializers.IntegerField(required=False, help_text="The policy revision (kind policy).")
+
+
 class GateVerdict(serializers.Serializer):
     """A finished gate run: the verdict and the evidence of every case (docs/gate.md)."""
 
@@ -123,6 +132,16 @@ class GateVerdict(serializers.Serializer):
     blocked_by = serializers.ListField(child=serializers.CharField(), help_text="Why the verdict is FAIL.")
     comparison = ScorerComparisonRows
     flipped = serializers.DictField(allow_null=True, help_text="Cases that flipped pass→fail and fail→pass.")
+    policy_revision = serializers.IntegerField(
+        allow_null=True,
+        help_text="The policy revision the verdict was decided under (null: recorded before revisions).",
+    )
+    bar_moved = BarMove(
+        many=True,
+        help_text="Each loosening of the policy, floor move, case archived, quarantined or that lost a check, and "
+        "judge change since the baseline was recorded (without a baseline: since the previous gate run), newest first.",
+    )
+    bar_moved_more = serializers.IntegerField(help_text="Moves beyond the ones listed.")
     cases = GateCase(many=True)
     quarantined = GateCase(many=True, help_text="Results of the quarantined cases (run, scored, not counted).")
 
