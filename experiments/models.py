@@ -30,8 +30,9 @@ class GatePolicy(models.Model):
     # Flaky cases (some trials passed, some failed) tolerated; None = no limit.
     max_flaky = models.PositiveIntegerField(null=True, blank=True)
     # A judge criterion gates only once it agrees with reviewers: Cohen's kappa of at
-    # least this on at least judge_min_labels labelled runs (None: always gates).
-    judge_min_kappa = models.FloatField(null=True, blank=True)
+    # least this on at least judge_min_labels labelled runs (None: always gates, which
+    # lets a judge nobody compared with people decide; loosening it takes an admin).
+    judge_min_kappa = models.FloatField(null=True, blank=True, default=0.6)
     judge_min_labels = models.PositiveIntegerField(default=30)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The number of the latest PolicyRevision (0: never changed); every verdict carries it.

@@ -111,11 +111,13 @@ def floor_lower(*, policy, new_floor, reason, user):
 
 
 def floor_initialisable(policy):
-    """Whether ``init_floor`` may still set the floor: only while the floor has no history at all.
-
-    Clearing the baseline does not reopen it, so the floor never goes down through the API.
-    """
-    return policy.pk is None or not policy.floor_changes.exists()
+    """Whether ``init_floor`` may still set the floor: only while no baseline was ever recorded and the floor has
+    no history. Clearing the baseline does not reopen it, so the floor never goes down through the API."""
+    if policy.pk is None:
+        return True
+    if policy.baseline_id is not None or policy.floor_changes.exists():
+        return False
+    return not any(c["field"] == "baseline" for r in policy.revisions.only("changes") for c in r.changes)
 
 
 def baseline_record(*, dataset, experiment, gate_run, floor_to, initial=False):

@@ -153,3 +153,8 @@ def test_tightening_is_not_a_move_of_the_bar(actors, dataset):
     _upload(admin, "v2", passing={"refill_lisinopril", "refill_metformin", "refill_unknown_drug"})
     answer = _gate(admin, "v2")
     assert (answer["bar_moved"], answer["policy_revision"]) == ([], 2)
+
+
+def test_a_judge_gates_only_once_calibrated_by_default(actors, dataset):
+    policy = actors.ci_api().get(POLICY).json()
+    assert (policy["judge_min_kappa"], policy["judge_min_labels"]) == (0.6, 30)
