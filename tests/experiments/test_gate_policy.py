@@ -27,7 +27,16 @@ def test_the_default_policy_has_a_floor_of_one(actors, dataset):
 
 def test_the_floor_can_be_raised_and_the_change_is_kept(actors, dataset):
     GatePolicy.objects.create(dataset=dataset, min_pass_rate=0.8)
-    response = _put(actors, {"min_pass_rate": 0.9, "tolerance": 0.05, "scorers": ["no_errors"], "max_abstained": 1})
+    response = _put(
+        actors,
+        {
+            "min_pass_rate": 0.9,
+            "tolerance": 0.05,
+            "scorers": ["no_errors"],
+            "max_abstained": 1,
+            "reason": "noisy vendor",
+        },
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["min_pass_rate"], body["tolerance"], body["scorers"], body["max_abstained"]) == (

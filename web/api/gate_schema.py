@@ -206,7 +206,7 @@ class PolicyRevisionOut(serializers.Serializer):
     revision = serializers.IntegerField()
     at = serializers.DateTimeField()
     author = serializers.CharField(help_text="A user's name, `key NAME`, or `gate run N (key NAME)`.")
-    source = serializers.ChoiceField(["api", "page", "admin", "gate"])
+    source = serializers.CharField(help_text="api, page, admin or gate.")
     reason = serializers.CharField(allow_blank=True)
     loosens = serializers.BooleanField()
     changes = PolicyFieldChange(many=True)
