@@ -1,16 +1,36 @@
-"""Writes of projects, API keys and memberships."""
+"""Writes of projects, API keys and memberships.
+
+A project's slug is its name in every page URL (``/p/<slug>/``), so ``project_create``
+holds the one rule for it (``slug_problem``), whatever creates the project: the
+``create_project`` command, an archive import, the demo.
+"""
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import slugify
 
-from evalsite.errors import Conflict
+from evalsite.errors import Conflict, Invalid
 from evalsite.keys import key_generate
 from evalsite.models import ApiKey, Membership, Project
 from evalsite.scopes import DEFAULT_SCOPES, scopes_clean
 
+SLUG_MAX_LENGTH = 100
+
+
+def slug_problem(slug):
+    """Why ``slug`` cannot name a project, or ``None``: lowercase ASCII letters, digits, ``-`` and ``_``."""
+    if not isinstance(slug, str) or not slug or slugify(slug) != slug:
+        return f"must be lowercase letters, digits, hyphens or underscores; got {slug!r}"
+    if len(slug) > SLUG_MAX_LENGTH:
+        return f"must be at most {SLUG_MAX_LENGTH} characters"
+    return None
+
 
 def project_create(*, slug, name="", quota_per_minute=0):
-    """A new project; ``Conflict`` if the slug is taken."""
+    """A new project; ``Invalid`` naming ``slug`` if it breaks ``slug_problem``, ``Conflict`` if it is taken."""
+    problem = slug_problem(slug)
+    if problem is not None:
+        raise Invalid(f"The slug {problem}.", errors=[{"field": "slug", "message": problem}])
     with transaction.atomic():
         if Project.objects.filter(slug=slug).exists():
             raise Conflict(f"A project with slug {slug!r} already exists.")

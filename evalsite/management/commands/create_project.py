@@ -1,6 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils.text import slugify
 
 from evalsite.errors import Conflict, Invalid
 from evalsite.models import Role
@@ -23,8 +22,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, name, quota_per_minute, admin, **options):
-        if slugify(slug) != slug:
-            raise CommandError(f"SLUG must be lowercase letters, digits, hyphens or underscores; got {slug!r}.")
         if quota_per_minute < 0:
             raise CommandError("--quota-per-minute must be 0 or more.")
         try:
