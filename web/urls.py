@@ -1,9 +1,9 @@
-"""The root URLconf: the API, the OTLP endpoint, the admin, the health check and the pages."""
+"""The root URLconf: the API, the OTLP endpoint, the admin, the health check, the CI client and the pages."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from web import metrics, system
+from web import client_package, metrics, system
 from web.otlp.views import LogExport, TraceExport
 
 urlpatterns = [
@@ -15,6 +15,8 @@ urlpatterns = [
     re_path(r"^v1/", system.not_found),
     path("admin/", admin.site.urls),
     path("healthz", system.health, name="health"),
+    # The CI client, for pip: no git needed in the CI image (docs/evalgate.md).
+    path("client/evalgate.tar.gz", client_package.client_download, name="client-download"),
     path("metrics", metrics.metrics, name="metrics"),
     path("", include("web.pages.urls")),
 ]

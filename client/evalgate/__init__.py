@@ -34,7 +34,7 @@ from .calls import cases_import, fetch_cases, read_runs, request_gate, upload_ru
 from .cli import main
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, ApiError, EvalgateError
 from .harness import CaseResult, GateReport, assert_case, run_case, run_regression_gate, summarize_failures
-from .http import Client, WaitBudget, client_for
+from .http import Client, RetryPolicy, WaitBudget, client_for
 from .junit import junit_xml, write_junit
 from .lines import case_evidence, case_line, format_verdict
 from .markdown import append_markdown, format_markdown
@@ -50,6 +50,7 @@ __all__ = [
     "Client",
     "EvalgateError",
     "GateReport",
+    "RetryPolicy",
     "Run",
     "Span",
     "Tracer",

@@ -54,7 +54,11 @@ def cases_import(client: Client, dataset: str, body: bytes, *, create: bool = Tr
                 raise
             client.request("POST", client.url("datasets"), {"name": dataset})
     _, answer = client.request(
-        "POST", client.url(f"datasets/{quoted}/import"), raw_body=body, content_type="application/jsonl"
+        "POST",
+        client.url(f"datasets/{quoted}/import"),
+        raw_body=body,
+        content_type="application/jsonl",
+        idempotent=True,  # cases are matched by name: the same file twice changes nothing
     )
     return answer
 
@@ -111,7 +115,8 @@ def upload_runs(
         if experiment:
             batch = [run if run.get("experiment") else {**run, "experiment": experiment} for run in batch]
         try:
-            _, body = client.request("POST", url, {"traces": batch})
+            # Idempotent: a run already stored with the same content is "unchanged".
+            _, body = client.request("POST", url, {"traces": batch}, idempotent=True)
         except ApiError as exc:
             if exc.problem is not None:
                 exc.details = problem_details(exc.problem, _batch_labeler(batch, start, origins))
@@ -178,7 +183,9 @@ def request_gate(
     payload["set_baseline"] = bool(set_baseline)
     if init_floor:
         payload["init_floor"] = True
-    status, answer = client.request("POST", client.url("gate"), payload)
+    # Safe to repeat: asking twice records two verdicts of the same runs, and a baseline
+    # already set to this experiment is set to it again.
+    status, answer = client.request("POST", client.url("gate"), payload, idempotent=True)
     run_id = None
     while True:
         if not isinstance(answer, dict):

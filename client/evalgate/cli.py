@@ -18,7 +18,7 @@ from .calls import (
     trials_check,
     upload_runs,
 )
-from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, EvalgateError
+from .errors import EXIT_BROKEN_PIPE, EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, EvalgateError
 from .files import jsonl_write, parent_ensure, write_json
 from .http import DEFAULT_MAX_WAIT, DEFAULT_TIMEOUT, Client, client_for
 from .junit import junit_xml, undecided_junit, write_junit
@@ -111,9 +111,16 @@ def _cmd_gate(args) -> int:
 def verdict_deliver(
     verdict: dict, *, junit: str | None = None, summary: str | None = None, json_path: str | None = None
 ) -> int:
-    """Print the verdict as ``evalgate gate`` does, write the reports asked for; returns the exit code."""
-    print(format_verdict(verdict))
-    sys.stdout.flush()
+    """Print the verdict as ``evalgate gate`` does, write the reports asked for; returns the exit code.
+
+    A reader that stops early (``| head``) does not change the verdict: the reports are
+    still written and the exit code is still the verdict's.
+    """
+    try:
+        print(format_verdict(verdict))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_silence()
     try:
         if junit:
             write_junit(junit_xml(verdict), junit)
@@ -124,6 +131,21 @@ def verdict_deliver(
     except OSError as exc:
         raise EvalgateError(f"the verdict is {verdict['verdict']}, but writing a report failed: {exc}") from None
     return EXIT_PASS if verdict["verdict"] == "PASS" else EXIT_FAIL
+
+
+def stdout_silence() -> None:
+    """Point standard output at the null device once its reader is gone.
+
+    Python flushes stdout again at exit, and would print a BrokenPipeError to stderr
+    (the recipe in the ``signal`` module's documentation).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout replaced by something without a descriptor
+        pass
+    finally:
+        os.close(devnull)
 
 
 def _positive(text: str) -> float:
@@ -293,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     except EvalgateError as exc:
         _report(exc, args.command)
         return EXIT_UNDECIDED
+    except BrokenPipeError:  # the reader of stdout left (| head): nothing went wrong here
+        stdout_silence()
+        return EXIT_BROKEN_PIPE
     except Exception:  # a bug must never exit 1, which CI would read as the gate's FAIL
         print("evalgate: internal error (please report it):", file=sys.stderr)
         traceback.print_exc()

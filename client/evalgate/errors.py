@@ -1,7 +1,9 @@
 """What stops a command, and the exit codes it maps to.
 
 0 PASS (or the command did its job), 1 FAIL, 2 could not decide. A 1 always means the
-gate said FAIL; everything that goes wrong is an EvalgateError and exits 2.
+gate said FAIL; everything that goes wrong is an EvalgateError and exits 2. A reader that
+closes standard output early (``evalgate cases | head``) ends the command quietly with
+141, as a process stopped by SIGPIPE does, except the gate: its verdict is its exit code.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 EXIT_PASS = 0
 EXIT_FAIL = 1
 EXIT_UNDECIDED = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 class EvalgateError(Exception):

@@ -1,8 +1,10 @@
 """The HTTP side: one small JSON client for ``/v1/api/``, its wait budget and its errors.
 
-Redirects are never followed, so the key only goes to the configured server; 429 is
-retried after ``Retry-After`` within the WaitBudget; every failure is an EvalgateError
-(ApiError for an error answer, with the problem+json body).
+Redirects are never followed, so the key only goes to the configured server. Transient
+answers are asked again by the RetryPolicy: 429 always (the server did nothing), 502, 503
+and 504 when the request is safe to repeat, after ``Retry-After`` and within the
+WaitBudget. Every failure is an EvalgateError (ApiError for an error answer, with the
+problem+json body).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ JSON = "application/json"
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_WAIT = 300.0
+DEFAULT_RETRIES = 8
 
 
 # datetime.UTC only exists from 3.11; the package runs on 3.9.
@@ -62,6 +65,41 @@ class WaitBudget:
         self.waited += seconds
 
 
+class RetryPolicy:
+    """Which answers are asked again, and how many times (the WaitBudget bounds the time).
+
+    The rules urllib3's ``Retry`` applies, on the standard library (the client installs
+    nothing beside itself):
+
+    - 429 Too Many Requests is retried for every request: the server refused it unread.
+    - 502, 503 and 504 are retried for a request that is safe to repeat (``idempotent``):
+      a GET, or a POST the server stores once however often it is sent (runs by trace id,
+      a golden set's import by case name, the gate). evalsite answers 503 with
+      Retry-After while its database is busy, having written nothing; a proxy's 502 or
+      504 may come after the server did the work, so anything else is not repeated.
+    - The wait is the answer's ``Retry-After``, else a backoff of 1, 2, 4 ... 30 seconds.
+    - At most ``retries`` retries per request; after that the last answer is the error.
+    """
+
+    ALWAYS = frozenset({429})
+    WHEN_IDEMPOTENT = frozenset({502, 503, 504})
+
+    def __init__(self, retries: int = DEFAULT_RETRIES, *, backoff: float = 1.0, max_backoff: float = 30.0):
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.max_backoff = float(max_backoff)
+
+    def retries_status(self, status: int, *, idempotent: bool) -> bool:
+        return status in self.ALWAYS or (idempotent and status in self.WHEN_IDEMPOTENT)
+
+    def delay(self, retry: int, retry_after: str | None) -> float:
+        """Seconds before retry number ``retry`` (0 for the first)."""
+        asked = _retry_after_seconds(retry_after)
+        if asked is not None:
+            return asked
+        return min(self.backoff * (2**retry), self.max_backoff)
+
+
 class _NoRedirect(urlrequest.HTTPRedirectHandler):
     # urllib would re-send the Authorization header to wherever a redirect points, and
     # turn a redirected POST into a GET; refusing makes a wrong --url a clear error.
@@ -86,14 +124,23 @@ class Client:
 
     ``request`` returns ``(status, body)`` for a 2xx answer and raises ApiError for any
     other, EvalgateError when the server cannot be reached or its answer cannot be read.
-    429 is retried after Retry-After within the WaitBudget.
+    Transient answers are retried by the RetryPolicy within the WaitBudget.
     """
 
-    def __init__(self, url: str, key: str, *, timeout: float = DEFAULT_TIMEOUT, budget: WaitBudget | None = None):
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        budget: WaitBudget | None = None,
+        retry: RetryPolicy | None = None,
+    ):
         self.base = base_url(url)
         self.key = key
         self.timeout = float(timeout)
         self.budget = budget or WaitBudget()
+        self.retry = retry or RetryPolicy()
         self._opener = urlrequest.build_opener(_NoRedirect)
 
     def url(self, path: str) -> str:
@@ -114,19 +161,32 @@ class Client:
         return urlparse.urlunsplit((base.scheme, base.netloc, path, target.query, ""))
 
     def request(
-        self, method: str, url: str, body: Any = None, *, raw_body: bytes | None = None, content_type: str = JSON
+        self,
+        method: str,
+        url: str,
+        body: Any = None,
+        *,
+        raw_body: bytes | None = None,
+        content_type: str = JSON,
+        idempotent: bool | None = None,
     ) -> tuple[int, Any]:
-        """Send ``body`` as JSON (or ``raw_body`` as ``content_type``); the answer's JSON."""
+        """Send ``body`` as JSON (or ``raw_body`` as ``content_type``); the answer's JSON.
+
+        ``idempotent`` (default: only for GET) lets 502/503/504 be retried: pass True for
+        a POST the server stores once however often it is sent.
+        """
         data = raw_body if raw_body is not None else (None if body is None else json.dumps(body).encode("utf-8"))
-        backoff = 1.0
+        if idempotent is None:
+            idempotent = method in ("GET", "HEAD")
+        retry = 0
         while True:
             status, headers, raw = self._send(method, url, data, content_type)
-            if status != 429:
+            if not self.retry.retries_status(status, idempotent=idempotent) or retry >= self.retry.retries:
                 break
-            wait = _retry_after_seconds(headers.get("Retry-After"))
-            if wait is None:
-                wait, backoff = backoff, min(backoff * 2, 30.0)
-            self.budget.wait(wait, f"{method} {url} answered 429 Too Many Requests")
+            wait = self.retry.delay(retry, headers.get("Retry-After"))
+            reason = http.client.responses.get(status, "")
+            self.budget.wait(wait, f"{method} {url} answered {status} {reason}")
+            retry += 1
         if 300 <= status < 400:
             raise EvalgateError(
                 f"{method} {url} answered {status}, a redirect to {headers.get('Location') or '(no Location)'}; "
@@ -134,7 +194,10 @@ class Client:
                 "(evalgate does not follow redirects, so the key is only sent to the server you name)"
             )
         if status >= 400 or status < 200:
-            raise _api_error(method, url, status, raw)
+            error = _api_error(method, url, status, raw)
+            if retry:
+                error.details.append(f"asked {retry + 1} times (at most {self.retry.retries} retries)")
+            raise error
         return status, _json_body(method, url, status, raw)
 
     def _send(self, method: str, url: str, data: bytes | None, content_type: str = JSON):

@@ -8,8 +8,10 @@ it does nothing until asked.
   of them to run asks the server's gate about E once (a 202 is polled); each case item
   passes or fails as the gate judged that case, with the case's reasons as the failure
   message, and ``gate verdict`` fails when the verdict is FAIL (``blocked_by`` as its
-  message). So ``pytest --junitxml`` and any CI's test report show the gate without
-  anything of evalsite's. The runs must already be uploaded (``evalgate upload``, a
+  message). A quarantined case (it does not gate) is skipped, with its quarantine reason
+  and how the gate judged it. The items are collected as any test is (``collected N
+  items`` counts them, ``-k`` selects among them). So ``pytest --junitxml`` and any CI's
+  test report show the gate without anything of evalsite's. The runs must already be uploaded (``evalgate upload``, a
   ``Tracer``, or tests using the fixture earlier in the session).
 - The ``evalgate`` fixture (session scope) holds the connection and the options:
   ``evalgate.cases()``, ``evalgate.run_case(case, agent, replacement=None)``,
@@ -117,16 +119,25 @@ class CaseFailed(Exception):
 class GateDataset(pytest.Collector):
     """The golden cases of one dataset: one item per case, then the verdict."""
 
+    def __init__(self, *, cases: list, **kwargs):
+        super().__init__(**kwargs)
+        self.cases = cases
+
     def collect(self):
-        return []
+        items = [
+            GateItem.from_parent(self, name=str(case.get("name")), case_name=str(case.get("name")), case=case)
+            for case in self.cases
+        ]
+        return [*items, GateItem.from_parent(self, name=VERDICT_ITEM)]
 
 
 class GateItem(pytest.Item):
     """A golden case (or the verdict), judged by the server's gate."""
 
-    def __init__(self, *, case_name: str | None = None, **kwargs):
+    def __init__(self, *, case_name: str | None = None, case: dict | None = None, **kwargs):
         super().__init__(**kwargs)
         self.case_name = case_name
+        self.case = case or {}
 
     def runtest(self):
         report = _session(self.config).gate()
@@ -134,12 +145,20 @@ class GateItem(pytest.Item):
             if not report.passed:
                 raise CaseFailed("\n".join(report.blocked_by) or f"the gate said {report.verdict}")
             return
+        quarantined = _quarantined(report.answer, self.case_name)
+        if quarantined is not None:
+            pytest.skip(self._quarantine_reason(quarantined))
         try:
             case = report.case(self.case_name)
         except KeyError:
             raise CaseFailed(f"the gate did not evaluate case {self.case_name!r} (archived since?)") from None
         if not case.passed:
             raise CaseFailed("\n".join(case.reasons) or "the server gave no reason")
+
+    def _quarantine_reason(self, result: dict) -> str:
+        reason = self.case.get("quarantine_reason") or "no reason given"
+        judged = "PASS" if result.get("passed") is True else "FAIL"
+        return f"quarantined: {reason} (the gate judged it {judged}, not counted)"
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (CaseFailed, EvalgateError)):
@@ -151,10 +170,20 @@ class GateItem(pytest.Item):
         return self.path, None, f"evalgate {session.dataset} [{session.experiment}]: {self.name}"
 
 
+def _quarantined(answer: dict | None, name: str) -> dict | None:
+    """The gate's result for ``name`` if the gate ran it quarantined (it did not count)."""
+    for result in (answer or {}).get("quarantined") or []:
+        if isinstance(result, dict) and result.get("name") == name:
+            return result
+    return None
+
+
 def _undecided(error: EvalgateError) -> str:
     return "could not decide: " + "; ".join([error.message, *error.details])
 
 
+# First, so that -k, -m and --deselect apply to the cases as to any other test.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     plugin = _session(config)
     if not plugin.dataset and not plugin.experiment:
@@ -162,11 +191,14 @@ def pytest_collection_modifyitems(session, config, items):
     if not (plugin.dataset and plugin.experiment):
         raise pytest.UsageError("--evalgate-dataset and --evalgate-experiment go together")
     try:
-        names = [str(case.get("name")) for case in plugin.cases()]
+        cases = plugin.cases()
     except EvalgateError as exc:
         raise pytest.UsageError(
             f"evalgate: cannot read the cases of dataset {plugin.dataset}: {_undecided(exc)}"
         ) from None
-    parent = GateDataset.from_parent(session, name=f"evalgate/{plugin.dataset}", nodeid=f"evalgate/{plugin.dataset}")
-    items.extend(GateItem.from_parent(parent, name=name, case_name=name) for name in names)
-    items.append(GateItem.from_parent(parent, name=VERDICT_ITEM))
+    parent = GateDataset.from_parent(
+        session, name=f"evalgate/{plugin.dataset}", nodeid=f"evalgate/{plugin.dataset}", cases=cases
+    )
+    # genitems collects the way pytest collects a file: each collect report reaches the
+    # terminal's "collected N items" count, and the collect hooks of other plugins.
+    items.extend(session.genitems(parent))

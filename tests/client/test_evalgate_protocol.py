@@ -419,12 +419,13 @@ def test_it_exits_2_for_an_unknown_dataset(server, capsys):
 
 
 def test_it_exits_2_for_a_server_error_page(server, capsys):
-    server.on("POST", "/v1/api/gate", (502, b"<html><h1>Bad Gateway</h1></html>", {}))
+    server.on("POST", "/v1/api/gate", (500, b"<html><h1>Server Error</h1></html>", {}))
 
     code = gate(server)
 
     assert code == 2
-    assert "502 Bad Gateway" in capsys.readouterr().err
+    assert len(server.requests) == 1
+    assert "500 Internal Server Error" in capsys.readouterr().err
 
 
 def test_it_exits_2_for_an_answer_that_is_not_json(server, capsys):

@@ -16,6 +16,9 @@ import evalgate
 from examples.reservo import load_golden_cases, load_script
 from examples.reservo.tracing import case_trace
 
+# pytester, pytest's own harness for testing a plugin (runs pytest in a fresh folder).
+pytest_plugins = ["pytester"]
+
 CASES = [case["name"] for case in load_golden_cases()]
 OWN_TEST = """
 from evalgate import assert_case
@@ -107,3 +110,64 @@ def test_an_unknown_dataset_stops_pytest_with_a_usage_error(server, tmp_path):
 
     assert result.returncode == 4
     assert "evalgate: cannot read the cases of dataset nope" in result.stderr
+
+
+# ----------------------------------------------- counted and skipped as pytest reports them
+
+
+@pytest.fixture
+def plain_pytester(pytester, server, monkeypatch):
+    """pytester in a subprocess as CI runs it: the live server in the environment, no Django."""
+    url, key = server
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    monkeypatch.setenv("EVALSITE_URL", url)
+    monkeypatch.setenv("EVALSITE_API_KEY", key)
+    pytester.makeini("[pytest]\n")
+    return pytester
+
+
+def gate_pytest(pytester, experiment, *args):
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:django", "-rs",
+        "--evalgate-dataset", "reservo", "--evalgate-experiment", experiment, *args,
+    )  # fmt: skip
+
+
+def quarantine(client, name, reason):
+    (case,) = [c for c in evalgate.fetch_cases(client, "reservo") if c["name"] == name]
+    body = {"quarantined": True, "quarantine_reason": reason}
+    client.request("PATCH", client.url(f"cases/{case['id']}"), body)
+
+
+def test_it_collects_one_item_per_case_and_the_verdict(plain_pytester, reservo):
+    upload(reservo, "v1")
+    plain_pytester.makepyfile(test_own="def test_mine():\n    assert True\n")
+
+    result = gate_pytest(plain_pytester, "v1")
+
+    result.stdout.fnmatch_lines([f"collected {len(CASES) + 2} items"])
+    result.assert_outcomes(passed=len(CASES) + 2)
+
+
+def test_it_selects_among_the_cases_with_k(plain_pytester, reservo):
+    upload(reservo, "v1")
+
+    result = gate_pytest(plain_pytester, "v1", "-k", "quote_focus")
+
+    result.stdout.fnmatch_lines([f"collected {len(CASES) + 1} items / {len(CASES) - 1} deselected / 2 selected"])
+    result.assert_outcomes(passed=2, deselected=len(CASES) - 1)
+
+
+def test_it_skips_a_quarantined_case_with_its_reason(plain_pytester, regressed):
+    quarantine(regressed, "quote_focus_pro_3h", "the quote tool is being replaced")
+
+    result = gate_pytest(plain_pytester, "v2", "--junitxml", "junit.xml")
+
+    assert result.ret == 0
+    result.assert_outcomes(passed=len(CASES), skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * quarantined: the quote tool is being replaced (the gate judged it FAIL, not counted)"]
+    )
+    skipped = junit_cases(plain_pytester.path)["quote_focus_pro_3h"].find("skipped")
+    assert skipped.get("message").startswith("quarantined: the quote tool is being replaced")
