@@ -4,7 +4,10 @@ One trial (one run of a case):
 - it *passes* when every gating check passed;
 - it *fails* when a gating check failed;
 - it is *unmeasured* when no gating check failed but at least one abstained: nothing
-  says it is wrong, nothing says it is right. It is not a pass.
+  says it is wrong, nothing says it is right. It is not a pass;
+- it is *unmeasured* when no gating check applies to it at all (no expectation, no
+  policy scorer, or only advisory ones): "no check applies to this case". A case
+  nothing checks is never a pass.
 ``failed_checks`` lists the categories of the failed checks only; the categories of
 the checks that abstained are ``unmeasured_checks``.
 
@@ -45,6 +48,7 @@ from checks.stats import pass_hat_k
 
 PASSED, FAILED, ABSTAINED = "passed", "failed", "abstained"
 NO_RUN_REASON = "no run recorded for this case"
+NO_CHECK_REASON = "no check applies to this case"
 _RATIO_SLACK = 1e-9
 
 
@@ -89,6 +93,8 @@ def case_decide(checks, *, has_run=True):
     """Whether one trial passed, was measured, which categories failed or abstained, and why."""
     if not has_run:
         return CaseVerdict(passed=False, measured=True, failed_checks=["error"], reasons=[NO_RUN_REASON])
+    if not checks:
+        return CaseVerdict(passed=False, measured=False, failed_checks=[], reasons=[NO_CHECK_REASON])
     failed = [c for c in checks if c.status == FAILED]
     abstained = [c for c in checks if c.status == ABSTAINED]
     reasons = [f"{c.scorer}: {c.reason}" for c in failed]

@@ -1,0 +1,63 @@
+"""The evidence behind a verdict is honest: nothing passes unchecked, and what the answer claims was checked was."""
+
+import pytest
+
+from datasets.models import Dataset
+from tests.factories import run_payload
+
+REFUSAL = "I'm sorry, but I can't help with that request."
+
+
+@pytest.fixture
+def api(actors):
+    Dataset.objects.create(project=actors.acme, name="desk")
+    return actors.api()
+
+
+def _send(api, trace_id, **fields):
+    response = api.post("/v1/api/traces", run_payload(trace_id, **fields), format="json")
+    assert response.status_code == 201, response.content
+
+
+def _capture(api, trace_id, **body):
+    response = api.post("/v1/api/datasets/desk/cases/from-traces", {"trace_ids": [trace_id], **body}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()["cases"][0]["case"]
+
+
+def _gate(api, experiment):
+    response = api.post("/v1/api/gate", {"dataset": "desk", "experiment": experiment}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_it_does_not_pass_a_captured_case_that_no_check_applies_to(api):
+    _send(api, "prod-1", input="Book Focus for Ana", output="Booked.")
+    case = _capture(api, "prod-1", expectations={})
+    _send(api, "v2-1", input="Book Focus for Ana", output=REFUSAL, status="error", error="boom",
+          experiment="v2", dataset="desk", case=case["name"])  # fmt: skip
+    answer = _gate(api, "v2")
+    assert (answer["verdict"], answer["passed_cases"], answer["unmeasured_cases"]) == ("FAIL", 0, 1)
+    result = answer["cases"][0]
+    assert (result["passed"], result["measured"], result["checks"]) == (False, False, [])
+    assert result["reasons"] == ["no check applies to this case"]
+    assert answer["blocked_by"] == ["no case could be measured", "1 cases could not be measured; the policy allows 0"]
+
+
+def test_it_measures_the_captured_case_once_its_expected_answer_is_written(api):
+    _send(api, "prod-1", input="Book Focus for Ana", output="Booked.")
+    case = _capture(api, "prod-1", expectations={})
+    edit = {"expected_output": "Booked Focus for Ana.", "expectations": {"answer_check": "exact"}}
+    assert api.patch(f"/v1/api/cases/{case['id']}", edit, format="json").status_code == 200
+    _send(api, "v2-1", input="Book Focus for Ana", output=REFUSAL, experiment="v2", dataset="desk", case=case["name"])
+    result = _gate(api, "v2")["cases"][0]
+    assert (result["passed"], result["measured"], result["failed_checks"]) == (False, True, ["output"])
+
+
+def test_it_counts_a_policy_scorer_as_a_check_that_applies(api):
+    _send(api, "prod-1", input="Book Focus for Ana", output="Booked.")
+    case = _capture(api, "prod-1", expectations={})
+    assert api.put("/v1/api/datasets/desk/gate-policy", {"scorers": ["no_errors"]}, format="json").status_code == 200
+    _send(api, "v2-1", input="Book Focus for Ana", output="Booked.", experiment="v2", dataset="desk", case=case["name"])
+    answer = _gate(api, "v2")
+    assert (answer["verdict"], answer["cases"][0]["passed"]) == ("PASS", True)
