@@ -63,6 +63,8 @@ class Check:
     def category(self):
         if self.status == ABSTAINED and self.detail.get("exception"):
             return "error"
+        if isinstance(self.detail.get("category"), str):
+            return self.detail["category"]  # a scorer that checks two things says which one failed
         spec = scorer_get(self.scorer)
         return spec.category if spec is not None else "judge"
 

@@ -61,3 +61,31 @@ def test_it_counts_a_policy_scorer_as_a_check_that_applies(api):
     _send(api, "v2-1", input="Book Focus for Ana", output="Booked.", experiment="v2", dataset="desk", case=case["name"])
     answer = _gate(api, "v2")
     assert (answer["verdict"], answer["cases"][0]["passed"]) == ("PASS", True)
+
+
+def _case(api, name, **fields):
+    response = api.post("/v1/api/datasets/desk/cases", {"name": name, "input": "Book Focus", **fields}, format="json")
+    assert response.status_code == 201, response.content
+
+
+def test_it_fails_a_json_answer_with_the_wrong_id_when_answer_check_is_json(api):
+    _case(api, "book", expected_output={"booking_id": "BK-0001"}, expectations={"answer_check": "json"})
+    _send(api, "v2-book", input="Book Focus", output='{"booking_id": "BK-0002"}', experiment="v2", dataset="desk",
+          case="book")  # fmt: skip
+    answer = _gate(api, "v2")
+    result = answer["cases"][0]
+    assert (answer["verdict"], result["passed"], result["answer_checked"]) == ("FAIL", False, True)
+    assert result["failed_checks"] == ["output"]
+    assert result["reasons"] == ["json_valid: $.booking_id: expected 'BK-0001', got 'BK-0002'"]
+
+
+def test_it_does_not_claim_an_answer_checked_that_no_check_reads(api):
+    _case(api, "pattern", expected_output="BK-0001", expectations={"answer_check": "regex", "output_regex": "^BK-"})
+    _case(api, "declined", expected_output="BK-0001", expectations={"answer_check": "none", "contains": "BK"})
+    _case(api, "inside", expected_output="BK-0001", expectations={"answer_check": "contains", "contains": "BK"})
+    _case(api, "compared", expected_output="BK-0001", expectations={"answer_check": "contains"})
+    for name in ("pattern", "declined", "inside", "compared"):
+        _send(api, f"v2-{name}", input="Book Focus", output="BK-0001", experiment="v2", dataset="desk", case=name)
+    answer = _gate(api, "v2")
+    assert answer["unchecked_answers"] == ["pattern", "declined", "inside"]
+    assert [c["answer_checked"] for c in answer["cases"]] == [False, False, False, True]

@@ -60,7 +60,9 @@ class GateCase(serializers.Serializer):
     tool_call_errors = serializers.ListField(
         child=serializers.CharField(), help_text="Every mismatch of the calls' arguments, in words."
     )
-    answer_checked = serializers.BooleanField(help_text="False: an expected answer no answer_check checks.")
+    answer_checked = serializers.BooleanField(
+        help_text="False: an expected answer that no gating check reads (no answer_check, regex or none)."
+    )
     trials = serializers.IntegerField(help_text="Trials measured.")
     passed_trials = serializers.IntegerField()
     flaky = serializers.BooleanField(help_text="Some measured trials passed and some failed.")
