@@ -7,6 +7,12 @@ from datasets.models import Experiment
 from evalsite.models import Project
 
 
+class InputMatch(models.TextChoices):
+    WARN = "warn"
+    REQUIRE = "require"
+    OFF = "off"
+
+
 class GatePolicy(models.Model):
     """How the gate decides for one dataset. The floor only moves up, except by an admin with a reason."""
 
@@ -33,6 +39,9 @@ class GatePolicy(models.Model):
     # least this on at least judge_min_labels labelled runs (None: always gates).
     judge_min_kappa = models.FloatField(null=True, blank=True)
     judge_min_labels = models.PositiveIntegerField(default=30)
+    # A run whose input does not contain its case's input (checks.input_match): warn lists it
+    # in the verdict, require also leaves that trial unmeasured, off does not look.
+    input_match = models.CharField(max_length=10, choices=InputMatch.choices, default=InputMatch.WARN)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -46,6 +55,9 @@ class GatePolicy(models.Model):
             models.CheckConstraint(condition=models.Q(trials__gte=1, trials__lte=100), name="policy_trials_1_100"),
             models.CheckConstraint(
                 condition=models.Q(trial_pass_ratio__gt=0, trial_pass_ratio__lte=1), name="policy_trial_ratio_0_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(input_match__in=["warn", "require", "off"]), name="policy_input_match_known"
             ),
         ]
 

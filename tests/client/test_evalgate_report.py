@@ -475,3 +475,15 @@ def test_it_does_not_change_the_answer_it_renders():
     evalgate.format_markdown(answer)
 
     assert answer == before
+
+
+def test_it_warns_of_a_run_whose_input_is_not_its_cases():
+    answer = pass_answer()
+    answer["input_mismatches"] = [{"case": "quote_focus_basic_3h", "trace_id": "v2-quote_focus_pro_3h"}]
+    lines = evalgate.format_verdict(answer).splitlines()
+    assert lines[:6] == evalgate.format_verdict(pass_answer()).splitlines()[:6]
+    warning = (
+        "warning: run v2-quote_focus_pro_3h does not carry the input of its case quote_focus_basic_3h: "
+        "attached to the wrong case?"
+    )
+    assert warning in lines

@@ -89,3 +89,47 @@ def test_it_does_not_claim_an_answer_checked_that_no_check_reads(api):
     answer = _gate(api, "v2")
     assert answer["unchecked_answers"] == ["pattern", "declined", "inside"]
     assert [c["answer_checked"] for c in answer["cases"]] == [False, False, False, True]
+
+
+def _two_cases_one_swapped(api):
+    _case(api, "focus", input="Book  Focus\nfor Ana", expectations={"contains": "Booked"})
+    _case(api, "studio", input={"room": "Studio", "hours": 1}, expectations={"contains": "Booked"})
+    _send(api, "v2-focus", input="System: you book rooms.\nUser: book focus for ANA", output="Booked.",
+          experiment="v2", dataset="desk", case="focus")  # fmt: skip
+    _send(api, "v2-studio", input={"hours": 3, "room": "Focus"}, output="Booked.", experiment="v2", dataset="desk",
+          case="studio")  # fmt: skip
+
+
+def test_it_lists_a_run_attached_to_the_wrong_case_and_still_decides_by_default(api):
+    _two_cases_one_swapped(api)
+    answer = _gate(api, "v2")
+    assert answer["input_match"] == "warn"
+    assert answer["input_mismatches"] == [{"case": "studio", "trace_id": "v2-studio"}]
+    assert (answer["verdict"], answer["passed_cases"]) == ("PASS", 2)
+
+
+def test_it_leaves_the_wrong_cases_trial_unmeasured_when_the_policy_requires_the_input(api):
+    _two_cases_one_swapped(api)
+    assert api.put("/v1/api/datasets/desk/gate-policy", {"input_match": "require"}, format="json").status_code == 200
+    answer = _gate(api, "v2")
+    assert (answer["verdict"], answer["passed_cases"], answer["unmeasured_cases"]) == ("FAIL", 1, 1)
+    studio = answer["cases"][1]
+    assert (studio["name"], studio["measured"], studio["reasons"]) == (
+        "studio",
+        False,
+        ["input differs from the case's"],
+    )
+    assert answer["input_mismatches"] == [{"case": "studio", "trace_id": "v2-studio"}]
+
+
+def test_it_does_not_look_at_inputs_when_the_policy_says_off(api):
+    _two_cases_one_swapped(api)
+    assert api.put("/v1/api/datasets/desk/gate-policy", {"input_match": "off"}, format="json").status_code == 200
+    assert _gate(api, "v2")["input_mismatches"] == []
+
+
+def test_it_refuses_an_unknown_input_match_naming_the_field(api):
+    assert api.get("/v1/api/datasets/desk/gate-policy").json()["input_match"] == "warn"
+    response = api.put("/v1/api/datasets/desk/gate-policy", {"input_match": "sometimes"}, format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["input_match"]

@@ -171,3 +171,8 @@ def test_it_leaves_a_case_with_no_gating_check_unmeasured_never_passed():
     assert (verdict.passed, verdict.measured) == (False, False)
     assert verdict.reasons == [NO_CHECK_REASON]
     assert not gate_decide([verdict], floor=0.0, max_abstained=0).passed
+
+
+def test_it_leaves_a_trial_whose_input_differs_unmeasured_whatever_its_checks_say():
+    verdict = case_decide([Check("contains", "passed", "ok")], has_run=True, input_differs=True)
+    assert (verdict.passed, verdict.measured, verdict.reasons) == (False, False, ["input differs from the case's"])
