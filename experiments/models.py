@@ -7,6 +7,12 @@ from datasets.models import Experiment
 from evalsite.models import Project
 
 
+class InputMatch(models.TextChoices):
+    WARN = "warn"
+    REQUIRE = "require"
+    OFF = "off"
+
+
 class GatePolicy(models.Model):
     """How the gate decides for one dataset. The floor only moves up, except by an admin with a reason."""
 
@@ -34,6 +40,9 @@ class GatePolicy(models.Model):
     # lets a judge nobody compared with people decide; loosening it takes an admin).
     judge_min_kappa = models.FloatField(null=True, blank=True, default=0.6)
     judge_min_labels = models.PositiveIntegerField(default=30)
+    # A run whose input does not contain its case's input (checks.input_match): warn lists it
+    # in the verdict, require also leaves that trial unmeasured, off does not look.
+    input_match = models.CharField(max_length=10, choices=InputMatch.choices, default=InputMatch.WARN)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The number of the latest PolicyRevision (0: never changed); every verdict carries it.
     revision = models.PositiveIntegerField(default=0)
@@ -49,6 +58,9 @@ class GatePolicy(models.Model):
             models.CheckConstraint(condition=models.Q(trials__gte=1, trials__lte=100), name="policy_trials_1_100"),
             models.CheckConstraint(
                 condition=models.Q(trial_pass_ratio__gt=0, trial_pass_ratio__lte=1), name="policy_trial_ratio_0_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(input_match__in=["warn", "require", "off"]), name="policy_input_match_known"
             ),
         ]
 

@@ -17,7 +17,7 @@ from scoring.labels import label_config_list
 
 POLICY_FIELDS = (
     "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "baseline",
+    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "input_match", "baseline",
 )  # fmt: skip
 
 

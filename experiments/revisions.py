@@ -3,6 +3,7 @@
 A change *loosens* the gate when it can turn a FAIL into a PASS: a lower floor,
 ``trials`` or ``trial_pass_ratio``; a higher ``max_flaky``, ``max_abstained`` or
 ``tolerance`` (``max_flaky`` null is no limit, the loosest); a gating scorer removed;
+``input_match`` made less strict (``require`` → ``warn`` → ``off``);
 ``ratchet`` or ``fail_on_regression`` turned off; a lower ``judge_min_kappa`` (null: an
 uncalibrated judge gates, the loosest) or ``judge_min_labels``; a baseline cleared or
 moved to an experiment whose latest pass rate on the dataset is lower (or unknown).
@@ -42,6 +43,14 @@ def _removed(old, new):
     return bool(set(old) - set(new))
 
 
+# input_match from strictest to loosest.
+_INPUT_MATCH_STRICTNESS = {"require": 2, "warn": 1, "off": 0}
+
+
+def _less_strict(old, new):
+    return _INPUT_MATCH_STRICTNESS.get(new, 0) < _INPUT_MATCH_STRICTNESS.get(old, 0)
+
+
 _LOOSENS = {
     "min_pass_rate": _lower,
     "trials": _lower,
@@ -54,6 +63,7 @@ _LOOSENS = {
     "fail_on_regression": _turned_off,
     "judge_min_kappa": _none_loosest_lower,
     "judge_min_labels": _lower,
+    "input_match": _less_strict,
 }
 
 

@@ -183,6 +183,10 @@ def format_verdict(gate: dict) -> str:
         lines.append(f"quarantined: {case.get('name', '?')} {state} (not counted)")
     if gate.get("unchecked_answers"):
         lines.append("expected answers nothing checks: " + ", ".join(str(n) for n in gate["unchecked_answers"]))
+    lines += [
+        f"warning: run {m.get('trace_id')} does not carry the input of its case {m.get('case')}: attached to the wrong case?"
+        for m in gate.get("input_mismatches") or []
+    ]
     if gate.get("gate_run_id") is not None:
         lines.append(f"gate run: {gate['gate_run_id']}" + (f"  {gate['url']}" if gate.get("url") else ""))
     failed = [case for case in cases if not case_passed(case)]

@@ -508,3 +508,15 @@ def test_markdown_and_junit_carry_the_moves_of_the_bar():
     moved = [p.get("value") for p in suite.iter("property") if p.get("name") == "bar_moved"]
     assert props["policy_revision"] == "4"
     assert moved[1].startswith("case: case 'quote_focus_pro_3h' quarantined (alice")
+
+
+def test_it_warns_of_a_run_whose_input_is_not_its_cases():
+    answer = pass_answer()
+    answer["input_mismatches"] = [{"case": "quote_focus_basic_3h", "trace_id": "v2-quote_focus_pro_3h"}]
+    lines = evalgate.format_verdict(answer).splitlines()
+    assert lines[:6] == evalgate.format_verdict(pass_answer()).splitlines()[:6]
+    warning = (
+        "warning: run v2-quote_focus_pro_3h does not carry the input of its case quote_focus_basic_3h: "
+        "attached to the wrong case?"
+    )
+    assert warning in lines

@@ -58,11 +58,18 @@ def _assert_needs(response, scope):
         {"judge_min_kappa": None},
         {"judge_min_labels": 5},
         {"scorers": []},
+        {"input_match": "off"},
     ],
 )
 def test_a_loosening_needs_an_admin_key(actors, dataset, loosening):
     GatePolicy.objects.create(
-        dataset=dataset, trials=3, max_flaky=0, judge_min_kappa=0.6, judge_min_labels=30, scorers=["no_errors"]
+        dataset=dataset,
+        trials=3,
+        max_flaky=0,
+        judge_min_kappa=0.6,
+        judge_min_labels=30,
+        scorers=["no_errors"],
+        input_match="require",
     )
     body = {**loosening, "reason": "green build"}
     _assert_needs(actors.ci_api().put(POLICY, body, format="json"), "curate")

@@ -110,8 +110,10 @@ def test_an_uncalibrated_criterion_advises_and_a_calibrated_one_gates(actors, la
     GatePolicy.objects.create(dataset=dataset, judge_min_kappa=0.6, judge_min_labels=5)
     answer = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
     assert answer["advisory"] == ["helpful: advisory, kappa 0.40 on 10 labels (needs 0.60 on 5)"]
-    assert (answer["verdict"], answer["passed_cases"]) == ("PASS", 10)  # nothing else gates these cases
+    # Nothing else gates these cases: with the judge advisory, no check applies to them.
+    assert (answer["verdict"], answer["passed_cases"], answer["unmeasured_cases"]) == ("FAIL", 0, 10)
     assert all(c["checks"] == [] and c["advisory_checks"][0]["scorer"] == "helpful" for c in answer["cases"])
+    assert all(c["reasons"] == ["no check applies to this case"] for c in answer["cases"])
     GatePolicy.objects.filter(dataset=dataset).update(judge_min_kappa=0.3)
     gated = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
     assert gated["advisory"] == []

@@ -26,7 +26,7 @@ def _form(**overrides):
     values = {
         "min_pass_rate": 0.9, "trials": 3, "trial_pass_ratio": 1.0, "max_flaky": 0, "max_abstained": 0,
         "tolerance": 0, "ratchet": "on", "fail_on_regression": "on", "judge_min_kappa": "", "judge_min_labels": 30,
-        "scorers": "", "reason": "",
+        "scorers": "", "input_match": "warn", "reason": "",
     }  # fmt: skip
     values.update(overrides)
     return {f"policy-{k}": v for k, v in values.items() if v is not None}

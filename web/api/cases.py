@@ -49,7 +49,7 @@ class CaseOut(serializers.ModelSerializer):
         help_text="True while the case has no expected answer (a reviewer has to write one)."
     )
     answer_checked = serializers.SerializerMethodField(
-        help_text="False when the case has an expected answer and no answer_check says how to check it."
+        help_text="False when the case has an expected answer that no check reads (no answer_check, regex or none)."
     )
     source_run_available = serializers.SerializerMethodField(
         help_text="Whether the run named by source_trace_id is still stored."

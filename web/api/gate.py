@@ -21,6 +21,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from checks.input_match import INPUT_MATCH_MODES
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
@@ -96,6 +97,11 @@ class GatePolicyIO(serializers.Serializer):
         min_value=1, max_value=1_000_000, required=False,
         help_text="Labelled runs a criterion's kappa must rest on before it gates (default 30).",
     )  # fmt: skip
+    input_match = serializers.ChoiceField(
+        choices=INPUT_MATCH_MODES, required=False,
+        help_text="A run whose input does not contain its case's input (whitespace and case folded): warn (the "
+        "default) lists it under input_mismatches, require also leaves that trial unmeasured, off does not look.",
+    )  # fmt: skip
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
     )
@@ -120,6 +126,7 @@ def _policy_out(policy):
         "max_flaky": policy.max_flaky,
         "judge_min_kappa": policy.judge_min_kappa,
         "judge_min_labels": policy.judge_min_labels,
+        "input_match": policy.input_match,
         "baseline": policy.baseline.name if policy.baseline else None,
         "floor_history": [
             {

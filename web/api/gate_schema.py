@@ -8,6 +8,7 @@ a newer server's additions do not break an older client.
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from checks.input_match import INPUT_MATCH_MODES
 from experiments.models import GateRun
 from web.api.experiments import ScorerComparisonRows
 
@@ -60,7 +61,9 @@ class GateCase(serializers.Serializer):
     tool_call_errors = serializers.ListField(
         child=serializers.CharField(), help_text="Every mismatch of the calls' arguments, in words."
     )
-    answer_checked = serializers.BooleanField(help_text="False: an expected answer no answer_check checks.")
+    answer_checked = serializers.BooleanField(
+        help_text="False: an expected answer that no gating check reads (no answer_check, regex or none)."
+    )
     trials = serializers.IntegerField(help_text="Trials measured.")
     passed_trials = serializers.IntegerField()
     flaky = serializers.BooleanField(help_text="Some measured trials passed and some failed.")
@@ -94,6 +97,11 @@ class BarMove(serializers.Serializer):
     revision = serializers.IntegerField(required=False, help_text="The policy revision (kind policy).")
 
 
+class GateInputMismatch(serializers.Serializer):
+    case = serializers.CharField(help_text="The case's name.")
+    trace_id = serializers.CharField(help_text="The run attached to it.")
+
+
 class GateVerdict(serializers.Serializer):
     """A finished gate run: the verdict and the evidence of every case (docs/gate.md)."""
 
@@ -124,6 +132,12 @@ class GateVerdict(serializers.Serializer):
     )
     advisory = serializers.ListField(
         child=serializers.CharField(), help_text="Judge criteria that advise but do not gate, and why."
+    )
+    input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="The policy's input_match.")
+    input_mismatches = GateInputMismatch(
+        many=True,
+        help_text="Counted runs whose input does not contain their case's input: attached to the wrong case? "
+        "Unmeasured under input_match: require; not looked for under off.",
     )
     baseline_recorded = serializers.BooleanField()
     floor_initialised = serializers.BooleanField()
@@ -190,6 +204,7 @@ class GatePolicyOut(serializers.Serializer):
     max_flaky = serializers.IntegerField(allow_null=True)
     judge_min_kappa = serializers.FloatField(allow_null=True)
     judge_min_labels = serializers.IntegerField()
+    input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="warn, require or off.")
     baseline = serializers.CharField(allow_null=True, help_text="The baseline experiment's name.")
     floor_history = FloorChangeOut(many=True, help_text="The latest 20 moves of the floor, newest first.")
     revision = serializers.IntegerField(help_text="The policy's latest revision (0: never changed).")

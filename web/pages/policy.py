@@ -28,6 +28,10 @@ class PolicyForm(forms.Form):
         min_value=-1, max_value=1, required=False, label="Judge gates from kappa (empty: always)"
     )
     judge_min_labels = forms.IntegerField(min_value=1, label="Labels a judge's kappa rests on")
+    input_match = forms.ChoiceField(
+        choices=[("warn", "warn"), ("require", "require"), ("off", "off")],
+        label="A run whose input is not its case's",
+    )
     scorers = forms.CharField(required=False, label="Extra gating scorers (comma-separated)")
     reason = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
