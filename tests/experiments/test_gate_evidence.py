@@ -124,7 +124,14 @@ def test_it_leaves_the_wrong_cases_trial_unmeasured_when_the_policy_requires_the
 
 def test_it_does_not_look_at_inputs_when_the_policy_says_off(api):
     _two_cases_one_swapped(api)
-    assert api.put("/v1/api/datasets/desk/gate-policy", {"input_match": "off"}, format="json").status_code == 200
+    assert (
+        api.put(
+            "/v1/api/datasets/desk/gate-policy",
+            {"input_match": "off", "reason": "inputs are rewritten by the harness"},
+            format="json",
+        ).status_code
+        == 200
+    )
     assert _gate(api, "v2")["input_mismatches"] == []
 
 
