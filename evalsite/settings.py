@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "datasets",
     "scoring",
     "experiments",
+    "online",
     "web",
     "axes",
 ]
@@ -244,6 +245,9 @@ EVALSITE_PASS_CHUNK_RUNS = env_int("EVALSITE_PASS_CHUNK_RUNS", 1000, minimum=1, 
 # again by the sweeper every worker runs every quarter of the lease, on any broker (the
 # filesystem one never redelivers). 20 s: a dead worker's chunk moves on within ~30 s.
 EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minimum=1)
+# Seconds between two looks of the online rules at the runs that arrived: the lag from a
+# run's arrival to its online scores is about this plus the pass.
+EVALSITE_ONLINE_TICK_SECONDS = env_int("EVALSITE_ONLINE_TICK_SECONDS", 5, minimum=1, maximum=300)
 # Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
 EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
 # Seconds between two retention sweeps sent by each worker (experiments.retention);

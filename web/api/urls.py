@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from web.api import cases, datasets, experiments, gate, labels, prices, scoring, traces
+from web.api import cases, datasets, experiments, gate, labels, online_rules, prices, scoring, traces
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -36,6 +36,13 @@ urlpatterns = [
     path("experiments", experiments.ExperimentCollection.as_view(), name="api-experiments"),
     path("experiments/compare", experiments.ExperimentCompare.as_view(), name="api-experiments-compare"),
     path("experiments/<path:name>", experiments.ExperimentDetail.as_view(), name="api-experiment"),
+    path("online-rules", online_rules.OnlineRuleCollection.as_view(), name="api-online-rules"),
+    path("online-rules/<int:rule_id>", online_rules.OnlineRuleDetail.as_view(), name="api-online-rule"),
+    path(
+        "online-rules/<int:rule_id>/backfill",
+        online_rules.OnlineRuleBackfill.as_view(),
+        name="api-online-rule-backfill",
+    ),
     path("prices", prices.PriceCollection.as_view(), name="api-prices"),
     path("prices/<path:model>", prices.PriceDetail.as_view(), name="api-price"),
     path("gate", gate.GateView.as_view(), name="api-gate"),

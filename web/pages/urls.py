@@ -14,6 +14,7 @@ from web.pages import (
     home,
     judge,
     labels,
+    online,
     passes,
     queue,
     runs,
@@ -59,6 +60,8 @@ project_patterns = [
     path("settings/invitations/", team.invitation_create, name="invitation-create"),
     path("settings/invitations/<int:invitation_id>/revoke/", team.invitation_revoke, name="invitation-revoke"),
     path("settings/quota/", team.quota_update, name="quota-update"),
+    path("online-rules/", online.rules_page, name="online-rules"),
+    path("online-rules/<int:rule_id>/pause/", online.rule_pause, name="online-rule-pause"),
     path("settings/retention/", team.retention_update, name="retention-update"),
     path("settings/export.zip", team.project_download, name="project-export"),
 ]

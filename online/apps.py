@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OnlineConfig(AppConfig):
+    name = "online"
+    verbose_name = "Online scoring of production runs"
