@@ -109,8 +109,19 @@ def member_add(*, project, actor, who, role):
 
 
 def _membership_locked(project, membership_id):
+    """The membership, locked after the project row: every member change takes the same two locks in that order.
+
+    Only the membership row is locked (``of=("self",)``), not its user: two admins
+    changing each other's role at once each locked the other's user row too, then each
+    needed its own (the audit row's actor) and the database broke the cycle as a
+    deadlock. Locking the project first makes them queue instead.
+    """
+    Project.objects.select_for_update().filter(pk=project.pk).first()
     membership = (
-        Membership.objects.select_for_update().select_related("user").filter(project=project, pk=membership_id).first()
+        Membership.objects.select_for_update(of=("self",))
+        .select_related("user")
+        .filter(project=project, pk=membership_id)
+        .first()
     )
     if membership is None:
         raise NotFound("No such member in this project.")
@@ -118,8 +129,7 @@ def _membership_locked(project, membership_id):
 
 
 def _last_admin_kept(project, membership):
-    # The project row is locked first, so two admins demoting each other at once queue.
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    # The project row is locked (``_membership_locked``), so two admins demoting each other queue.
     admins = Membership.objects.filter(project=project, role=Role.ADMIN).exclude(pk=membership.pk)
     if membership.role == Role.ADMIN and not admins.exists():
         raise Conflict(f"{membership.user.get_username()} is the last admin of {project.name}; make another first.")
