@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -218,21 +218,52 @@ def invitation_accept(*, token, user):
     """
     invitation = invitation_open(token)
     with transaction.atomic():
-        claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
-            accepted_at=timezone.now(), accepted_by=user
-        )
-        if not claimed:
-            raise NotFound("This invitation link is not valid: it was used, withdrawn or has expired.")
-        membership, created = Membership.objects.get_or_create(
-            project=invitation.project, user=user, defaults={"role": invitation.role}
-        )
-        if not created and not membership.allows(invitation.role):
-            membership.role = invitation.role
-            membership.save(update_fields=["role"])
-        audit_record(
-            project=invitation.project, actor=user, action="invite.accept",
-            summary=f"{user.get_username()} joined as {membership.role} (invitation of {invitation.email})",
-        )  # fmt: skip
+        _invitation_claim(invitation, user)
+        return _invited_member_join(invitation, user)
+
+
+def invitation_signup(*, token, username, password):
+    """A new account for the invited person, made a member; returns ``(user, membership)``.
+
+    The link is claimed *before* the account is made, in the same transaction: of six
+    people sending the form at once, one claim succeeds and the five others get
+    ``NotFound`` with no account made (they used to get an account each, with no project).
+    The account's e-mail is the invitation's. A username another signup took at the same
+    moment is an ``Invalid`` naming ``username``, and nothing is written.
+    """
+    invitation = invitation_open(token)
+    users = get_user_model().objects
+    try:
+        with transaction.atomic():
+            _invitation_claim(invitation, None)
+            user = users.create_user(username=username, email=invitation.email, password=password)
+            Invitation.objects.filter(pk=invitation.pk).update(accepted_by=user)
+            return user, _invited_member_join(invitation, user)
+    except IntegrityError:
+        if not users.filter(username=username).exists():
+            raise
+        raise _field_error("username", f"{username!r} was just taken; choose another.") from None
+
+
+def _invitation_claim(invitation, user):
+    claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
+        accepted_at=timezone.now(), accepted_by=user
+    )
+    if not claimed:
+        raise NotFound("This invitation link is not valid: it was used, withdrawn or has expired.")
+
+
+def _invited_member_join(invitation, user):
+    membership, created = Membership.objects.get_or_create(
+        project=invitation.project, user=user, defaults={"role": invitation.role}
+    )
+    if not created and not membership.allows(invitation.role):
+        membership.role = invitation.role
+        membership.save(update_fields=["role"])
+    audit_record(
+        project=invitation.project, actor=user, action="invite.accept",
+        summary=f"{user.get_username()} joined as {membership.role} (invitation of {invitation.email})",
+    )  # fmt: skip
     return membership
 
 

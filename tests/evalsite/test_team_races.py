@@ -1,7 +1,8 @@
 """Team changes made at the same moment, on PostgreSQL (SQLite serialises every writer).
 
 Two admins changing each other's role at once both succeed (they used to deadlock, and
-the loser was answered 503 "database unavailable").
+the loser was answered 503 "database unavailable"). Six people signing up on one
+invitation link at once make one account; the others are told the link was used.
 """
 
 import threading
@@ -9,11 +10,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.test import Client
 
 from evalsite.models import Membership, Project, Role
 from evalsite.projects import membership_set
-from evalsite.team import member_role_change
+from evalsite.team import invitation_create, member_role_change
 from tests.base import actors_create
 
 pytestmark = pytest.mark.skipif(
@@ -62,3 +65,28 @@ def test_two_admins_changing_each_others_role_at_once_both_succeed(transactional
     assert [r for r in results if isinstance(r, Exception)] == []
     roles = dict(Membership.objects.filter(project=acme).values_list("user__username", "role"))
     assert roles["alice"] == roles["bob"] == Role.REVIEWER and roles["victor"] == Role.ADMIN
+
+
+def test_six_signups_on_one_invitation_link_at_once_make_one_account(transactional_db):
+    actors = actors_create()
+    _, token = invitation_create(project=actors.acme, actor=actors.alice, email="erin@example.com", role=Role.REVIEWER)
+    users_before = get_user_model().objects.count()
+    barrier = threading.Barrier(6)
+
+    def signup(n):
+        def work():
+            form = {"username": f"erin{n}", "password1": "a long pass phrase 42", "password2": "a long pass phrase 42"}
+            barrier.wait()
+            return Client().post(f"/invite/{token}/", form)
+
+        return work
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        responses = list(pool.map(_in_thread, [signup(n) for n in range(6)]))
+    statuses = sorted(getattr(r, "status_code", r) for r in responses)
+    assert statuses == [302, 404, 404, 404, 404, 404]
+    refused = [r for r in responses if r.status_code == 404]
+    assert all(b"was used, withdrawn or has expired" in r.content for r in refused)
+    assert get_user_model().objects.count() == users_before + 1
+    joined = Membership.objects.get(project=actors.acme, role=Role.REVIEWER, user__username__startswith="erin")
+    assert joined.user.email == "erin@example.com"
