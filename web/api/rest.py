@@ -30,6 +30,17 @@ class Text(serializers.CharField):
         return super().run_validation(data)
 
 
+class JsonDecimal(serializers.DecimalField):
+    """A decimal sent as a JSON number; DRF also takes the text ``"1"``, which the schema calls a string."""
+
+    default_error_messages = {"not_a_number": "must be a JSON number, not {kind}"}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str | bool):
+            self.fail("not_a_number", kind="a string" if isinstance(data, str) else "true or false")
+        return super().to_internal_value(data)
+
+
 class FastJSONParser(parsers.BaseParser):
     """JSON bodies by the rules of ``evalsite.json_input`` (range, depth, duplicate keys, NUL).
 
