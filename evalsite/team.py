@@ -270,11 +270,22 @@ def _invited_member_join(invitation, user):
 # --- quota ------------------------------------------------------------------------------
 
 
+def _whole_number(raw):
+    """``raw`` (text or int) as an int when it is ASCII digits only, else ``None``.
+
+    ``int()`` also reads ``"١٢"`` (Arabic-Indic digits), ``"1_000"`` and ``"+5"``: none of
+    them is how anyone writes a quota, and a page would show back a number never typed.
+    """
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    text = str(raw).strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def quota_set(*, project, actor, quota_per_minute):
-    try:
-        value = int(str(quota_per_minute).strip())
-    except ValueError:
-        raise _field_error("quota_per_minute", f"must be a whole number; got {quota_per_minute!r}.") from None
+    value = _whole_number(quota_per_minute)
+    if value is None:
+        raise _field_error("quota_per_minute", f"must be a whole number; got {quota_per_minute!r}.")
     if not 0 <= value <= MAX_QUOTA_PER_MINUTE:
         raise _field_error("quota_per_minute", f"must be between 0 (no ceiling) and {MAX_QUOTA_PER_MINUTE}.")
     with transaction.atomic():
@@ -295,10 +306,9 @@ MAX_RETENTION_DAYS = 36_500
 def retention_set(*, project, actor, retention_days):
     """Keep runs ``retention_days`` days (blank or 0: forever)."""
     raw = str(retention_days if retention_days is not None else "").strip()
-    try:
-        value = int(raw) if raw else 0
-    except ValueError:
-        raise _field_error("retention_days", f"must be a whole number of days or blank; got {raw!r}.") from None
+    value = _whole_number(raw) if raw else 0
+    if value is None:
+        raise _field_error("retention_days", f"must be a whole number of days or blank; got {raw!r}.")
     if not 0 <= value <= MAX_RETENTION_DAYS:
         raise _field_error(
             "retention_days", f"must be between 1 and {MAX_RETENTION_DAYS} days, or blank to keep every run."
