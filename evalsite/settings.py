@@ -144,6 +144,11 @@ EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 3
 EVALSITE_GC_THRESHOLD = env_int("EVALSITE_GC_THRESHOLD", 20_000, minimum=100)
 # Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
 EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
+# Limits of a project archive import (experiments.archive_members): bytes one member and
+# all members may inflate to, and how many times its compressed size a member may grow.
+EVALSITE_ARCHIVE_MAX_MEMBER_BYTES = env_int("EVALSITE_ARCHIVE_MAX_MEMBER_BYTES", 512 * 1024 * 1024, minimum=1024)
+EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = env_int("EVALSITE_ARCHIVE_MAX_TOTAL_BYTES", 1024 * 1024 * 1024, minimum=1024)
+EVALSITE_ARCHIVE_MAX_RATIO = env_int("EVALSITE_ARCHIVE_MAX_RATIO", 200, minimum=2)
 # Whether the server's own calls (the judge) may go to loopback and private addresses
 # (checks.outbound): on by default for the embedded setup, where the judge often runs on
 # the same host; off by default in production (docs/deploy.md). Link-local and cloud

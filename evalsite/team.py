@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -117,8 +117,19 @@ def member_add(*, project, actor, who, role):
 
 
 def _membership_locked(project, membership_id):
+    """The membership, locked after the project row: every member change takes the same two locks in that order.
+
+    Only the membership row is locked (``of=("self",)``), not its user: two admins
+    changing each other's role at once each locked the other's user row too, then each
+    needed its own (the audit row's actor) and the database broke the cycle as a
+    deadlock. Locking the project first makes them queue instead.
+    """
+    Project.objects.select_for_update().filter(pk=project.pk).first()
     membership = (
-        Membership.objects.select_for_update().select_related("user").filter(project=project, pk=membership_id).first()
+        Membership.objects.select_for_update(of=("self",))
+        .select_related("user")
+        .filter(project=project, pk=membership_id)
+        .first()
     )
     if membership is None:
         raise NotFound("No such member in this project.")
@@ -126,8 +137,7 @@ def _membership_locked(project, membership_id):
 
 
 def _last_admin_kept(project, membership):
-    # The project row is locked first, so two admins demoting each other at once queue.
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    # The project row is locked (``_membership_locked``), so two admins demoting each other queue.
     admins = Membership.objects.filter(project=project, role=Role.ADMIN).exclude(pk=membership.pk)
     if membership.role == Role.ADMIN and not admins.exists():
         raise Conflict(f"{membership.user.get_username()} is the last admin of {project.name}; make another first.")
@@ -216,32 +226,74 @@ def invitation_accept(*, token, user):
     """
     invitation = invitation_open(token)
     with transaction.atomic():
-        claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
-            accepted_at=timezone.now(), accepted_by=user
-        )
-        if not claimed:
-            raise NotFound("This invitation link is not valid: it was used, withdrawn or has expired.")
-        membership, created = Membership.objects.get_or_create(
-            project=invitation.project, user=user, defaults={"role": invitation.role}
-        )
-        if not created and not membership.allows(invitation.role):
-            membership.role = invitation.role
-            membership.save(update_fields=["role"])
-        audit_record(
-            project=invitation.project, actor=user, action="invite.accept",
-            summary=f"{user.get_username()} joined as {membership.role} (invitation of {invitation.email})",
-        )  # fmt: skip
+        _invitation_claim(invitation, user)
+        return _invited_member_join(invitation, user)
+
+
+def invitation_signup(*, token, username, password):
+    """A new account for the invited person, made a member; returns ``(user, membership)``.
+
+    The link is claimed *before* the account is made, in the same transaction: of six
+    people sending the form at once, one claim succeeds and the five others get
+    ``NotFound`` with no account made (they used to get an account each, with no project).
+    The account's e-mail is the invitation's. A username another signup took at the same
+    moment is an ``Invalid`` naming ``username``, and nothing is written.
+    """
+    invitation = invitation_open(token)
+    users = get_user_model().objects
+    try:
+        with transaction.atomic():
+            _invitation_claim(invitation, None)
+            user = users.create_user(username=username, email=invitation.email, password=password)
+            Invitation.objects.filter(pk=invitation.pk).update(accepted_by=user)
+            return user, _invited_member_join(invitation, user)
+    except IntegrityError:
+        if not users.filter(username=username).exists():
+            raise
+        raise _field_error("username", f"{username!r} was just taken; choose another.") from None
+
+
+def _invitation_claim(invitation, user):
+    claimed = Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
+        accepted_at=timezone.now(), accepted_by=user
+    )
+    if not claimed:
+        raise NotFound("This invitation link is not valid: it was used, withdrawn or has expired.")
+
+
+def _invited_member_join(invitation, user):
+    membership, created = Membership.objects.get_or_create(
+        project=invitation.project, user=user, defaults={"role": invitation.role}
+    )
+    if not created and not membership.allows(invitation.role):
+        membership.role = invitation.role
+        membership.save(update_fields=["role"])
+    audit_record(
+        project=invitation.project, actor=user, action="invite.accept",
+        summary=f"{user.get_username()} joined as {membership.role} (invitation of {invitation.email})",
+    )  # fmt: skip
     return membership
 
 
 # --- quota ------------------------------------------------------------------------------
 
 
+def _whole_number(raw):
+    """``raw`` (text or int) as an int when it is ASCII digits only, else ``None``.
+
+    ``int()`` also reads ``"١٢"`` (Arabic-Indic digits), ``"1_000"`` and ``"+5"``: none of
+    them is how anyone writes a quota, and a page would show back a number never typed.
+    """
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    text = str(raw).strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def quota_set(*, project, actor, quota_per_minute):
-    try:
-        value = int(str(quota_per_minute).strip())
-    except ValueError:
-        raise _field_error("quota_per_minute", f"must be a whole number; got {quota_per_minute!r}.") from None
+    value = _whole_number(quota_per_minute)
+    if value is None:
+        raise _field_error("quota_per_minute", f"must be a whole number; got {quota_per_minute!r}.")
     if not 0 <= value <= MAX_QUOTA_PER_MINUTE:
         raise _field_error("quota_per_minute", f"must be between 0 (no ceiling) and {MAX_QUOTA_PER_MINUTE}.")
     with transaction.atomic():
@@ -262,10 +314,9 @@ MAX_RETENTION_DAYS = 36_500
 def retention_set(*, project, actor, retention_days):
     """Keep runs ``retention_days`` days (blank or 0: forever)."""
     raw = str(retention_days if retention_days is not None else "").strip()
-    try:
-        value = int(raw) if raw else 0
-    except ValueError:
-        raise _field_error("retention_days", f"must be a whole number of days or blank; got {raw!r}.") from None
+    value = _whole_number(raw) if raw else 0
+    if value is None:
+        raise _field_error("retention_days", f"must be a whole number of days or blank; got {raw!r}.")
     if not 0 <= value <= MAX_RETENTION_DAYS:
         raise _field_error(
             "retention_days", f"must be between 1 and {MAX_RETENTION_DAYS} days, or blank to keep every run."

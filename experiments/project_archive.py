@@ -14,13 +14,16 @@ and one JSONL file per kind, in the order an import needs them:
   ``stale`` marks a score computed on an older revision of its run.
 
 ``project_import`` writes a new project in one transaction: every line is checked, and
-any problem (``Invalid`` naming the file and line) leaves nothing written. Not carried:
+any problem (``Invalid`` naming the file and line) leaves nothing written. Members are
+streamed within size and ratio limits (``archive_members``): a zip bomb is refused
+before it fills the memory. Not carried:
 members, keys, the judge's configuration (its api_key is a secret), passes, gate runs,
 abstentions, label configs and queue items: the gate and passes are recomputed.
 """
 
 import io
 import zipfile
+import zlib
 from decimal import Decimal
 
 import orjson
@@ -32,6 +35,7 @@ from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
 from evalsite.errors import Conflict, Invalid
 from evalsite.models import Project
 from evalsite.projects import project_create
+from experiments.archive_members import ArchiveMembers
 from experiments.models import GatePolicy
 from scoring.models import Score
 from scoring.score_configs import score_configs_store, scores_with_config
@@ -156,10 +160,11 @@ def _bad(where, message):
 
 
 def _archive_read(data):
+    """``(ArchiveMembers, manifest)``: every member is read within the limits of ``archive_members``."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = ArchiveMembers(zipfile.ZipFile(io.BytesIO(data)))
         manifest = orjson.loads(archive.read("manifest.json"))
-    except (zipfile.BadZipFile, KeyError, orjson.JSONDecodeError):
+    except (zipfile.BadZipFile, zlib.error, KeyError, orjson.JSONDecodeError):
         raise _bad("archive", "is not an evalsite project archive (a zip with manifest.json).") from None
     if not isinstance(manifest, dict) or (manifest.get("format"), manifest.get("version")) != (FORMAT, VERSION):
         raise _bad("manifest.json", f"must say format {FORMAT!r} version {VERSION}.")
@@ -169,6 +174,8 @@ def _archive_read(data):
 def _jsonl(archive, name):
     try:
         body = archive.read(name)
+    except (zipfile.BadZipFile, zlib.error):
+        raise _bad(name, "cannot be read from the archive (a broken zip).") from None
     except KeyError:
         raise _bad(name, "is missing from the archive.") from None
     rows = []

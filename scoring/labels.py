@@ -135,7 +135,22 @@ def _config_fields_clean(data, *, creating, current=None):
     return fields
 
 
+# The fields each kind takes; the others must be left out (null, or an empty list).
+_KIND_FIELDS = {
+    LabelKind.BOOLEAN: (),
+    LabelKind.CATEGORICAL: ("options", "passing"),
+    LabelKind.NUMERIC: ("minimum", "maximum", "pass_threshold"),
+}
+
+
 def _kind_problems(kind, data):
+    foreign = [
+        f
+        for f in ("options", "passing", "minimum", "maximum", "pass_threshold")
+        if kind in _KIND_FIELDS and f not in _KIND_FIELDS[kind] and data.get(f) not in (None, [])
+    ]
+    if foreign:
+        return [{"field": f, "message": f"does not apply to a {kind} label; leave it out"} for f in foreign]
     wrong = [f for f in ("minimum", "maximum", "pass_threshold") if data.get(f) is not None and not _is_number(data[f])]
     wrong_lists = [f for f in ("options", "passing") if data.get(f) is not None and not _is_string_list(data[f])]
     if wrong or wrong_lists:

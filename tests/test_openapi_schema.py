@@ -218,3 +218,37 @@ def test_the_policys_input_match_and_the_verdicts_input_mismatches_are_documente
     mismatches = components["GateVerdict"]["properties"]["input_mismatches"]
     assert mismatches["items"] == {"$ref": "#/components/schemas/GateInputMismatch"}
     assert components["GateInputMismatch"]["required"] == ["case", "trace_id"]
+
+
+def _any_or_null_unions(node, path=""):
+    """Where a schema says ``oneOf: [{}, {"type": "null"}]``: a null matches both, so none validates."""
+    found = []
+    if isinstance(node, dict):
+        for key in ("oneOf", "anyOf"):
+            if isinstance(node.get(key), list) and {} in node[key]:
+                found.append(path)
+        for key, value in node.items():
+            found += _any_or_null_unions(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _any_or_null_unions(value, f"{path}[{index}]")
+    return found
+
+
+def test_no_nullable_field_is_declared_as_a_union_a_null_cannot_match(schema):
+    assert _any_or_null_unions(schema) == []
+
+
+def test_a_run_and_a_case_with_null_values_match_their_components(schema, actors):
+    api = actors.api()
+    assert api.post("/v1/api/traces", {"trace_id": "bare"}, format="json").status_code == 201
+    run = api.get("/v1/api/traces/bare").json()
+    assert run["input"] is None and run["usage"] is None and run["cost_detail"] is None
+    assert errors_of(schema, "TraceDetailOut", run) == []
+    assert errors_of(schema, "TraceDetailOut", {**run, "usage": "many"}) == [
+        "usage: 'many' is not of type 'object', 'null'"
+    ]
+    assert api.post("/v1/api/datasets", {"name": "d"}, format="json").status_code == 201
+    case = api.post("/v1/api/datasets/d/cases", {"name": "c", "input": "q"}, format="json").json()
+    assert case["expected_output"] is None
+    assert errors_of(schema, "CaseOut", case) == []

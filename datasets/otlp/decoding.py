@@ -264,12 +264,15 @@ def _spans(message, kind):
         message, problems = message.message, message.problems
     resource_key, scope_key = ("resourceSpans", "scopeSpans") if kind == JSON else ("resource_spans", "scope_spans")
     for r, resource_spans in enumerate(message.resource_spans):
-        resource = attributes_decode(resource_spans.resource.attributes)
+        resource = attributes_decode(
+            resource_spans.resource.attributes, where=f"{resource_key}[{r}].resource.attributes"
+        )
         for s, scope_spans in enumerate(resource_spans.scope_spans):
             scope = scope_spans.scope
             for i, span in enumerate(scope_spans.spans):
+                where = f"{resource_key}[{r}].{scope_key}[{s}].spans[{i}]"
                 yield OtlpSpan(
-                    where=f"{resource_key}[{r}].{scope_key}[{s}].spans[{i}]",
+                    where=where,
                     trace_id=span.trace_id,
                     span_id=span.span_id,
                     parent_span_id=span.parent_span_id,
@@ -277,9 +280,14 @@ def _spans(message, kind):
                     kind=_SPAN_KINDS.get(span.kind),
                     start_time_unix_nano=span.start_time_unix_nano,
                     end_time_unix_nano=span.end_time_unix_nano,
-                    attributes=attributes_decode(span.attributes),
+                    attributes=attributes_decode(span.attributes, where=f"{where}.attributes"),
                     events=[
-                        OtlpEvent(_text(e.name), e.time_unix_nano, attributes_decode(e.attributes)) for e in span.events
+                        OtlpEvent(
+                            _text(e.name),
+                            e.time_unix_nano,
+                            attributes_decode(e.attributes, where=f"{where}.events[{n}]"),
+                        )
+                        for n, e in enumerate(span.events)
                     ],
                     links=[
                         {"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()}
@@ -295,20 +303,30 @@ def _spans(message, kind):
                 )
 
 
-def attributes_decode(key_values, depth=0):
-    """OTLP ``KeyValue`` list as a dict (a repeated key keeps its last value).
+def attributes_decode(key_values, depth=0, where="attributes"):
+    """OTLP ``KeyValue`` list as a dict.
 
-    Raises ``Invalid`` when values nest deeper than ``JSON_MAX_DEPTH`` levels: what is
-    stored must stay within the limit every JSON entry point keeps.
+    Raises ``Invalid`` when values nest deeper than ``JSON_MAX_DEPTH`` levels (what is
+    stored must stay within the limit every JSON entry point keeps), and when a list
+    names one key twice, naming it, as a JSON object holding a key twice is refused
+    (the OpenTelemetry data model wants keys unique; which value would win is the
+    sender's whim). ``where`` names the list in the answer.
     """
     if depth >= JSON_MAX_DEPTH:
         raise Invalid(
             f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
         )
-    return {_text(kv.key): any_value_decode(kv.value, depth + 1) for kv in key_values}
+    decoded = {}
+    for kv in key_values:
+        key = _text(kv.key)
+        if key in decoded:
+            message = f"holds the key {key!r} twice; send each key once"
+            raise Invalid(f"{where} {message}.", errors=[{"field": where, "message": message}])
+        decoded[key] = any_value_decode(kv.value, depth + 1, where=f"{where}.{key}")
+    return decoded
 
 
-def any_value_decode(value, depth=0):
+def any_value_decode(value, depth=0, where="attributes"):
     """An OTLP ``AnyValue`` as a JSON-safe Python value (``None`` when empty)."""
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -327,9 +345,9 @@ def any_value_decode(value, depth=0):
             raise Invalid(
                 f"An attribute value {DEPTH_MESSAGE}.", errors=[{"field": "attributes", "message": DEPTH_MESSAGE}]
             )
-        return [any_value_decode(v, depth + 1) for v in value.array_value.values]
+        return [any_value_decode(v, depth + 1, where=f"{where}[{n}]") for n, v in enumerate(value.array_value.values)]
     if which == "kvlist_value":
-        return attributes_decode(value.kvlist_value.values, depth)
+        return attributes_decode(value.kvlist_value.values, depth, where=where)
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     return None

@@ -81,13 +81,14 @@ def _logs(message, problems, kind):
     for r, resource_logs in enumerate(message.resource_logs):
         for s, scope_logs in enumerate(resource_logs.scope_logs):
             for i, record in enumerate(scope_logs.log_records):
+                where = f"{names[0]}[{r}].{names[1]}[{s}].{names[2]}[{i}]"
                 yield OtlpLog(
-                    where=f"{names[0]}[{r}].{names[1]}[{s}].{names[2]}[{i}]",
+                    where=where,
                     trace_id=record.trace_id,
                     span_id=record.span_id,
                     event_name=record.event_name.replace("\x00", ""),
                     time_unix_nano=record.time_unix_nano or record.observed_time_unix_nano,
-                    attributes=attributes_decode(record.attributes),
+                    attributes=attributes_decode(record.attributes, where=f"{where}.attributes"),
                     body=any_value_decode(record.body) if record.HasField("body") else None,
                     id_problem=problems.get((r, s, i)),
                 )

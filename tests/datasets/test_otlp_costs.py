@@ -118,6 +118,17 @@ def test_a_bad_price_is_a_400_naming_the_field(actors):
     assert actors.api("").get("/v1/api/prices").status_code == 401
 
 
+def test_a_price_sent_as_text_or_a_boolean_is_a_400_naming_the_field(actors):
+    response = actors.api().put("/v1/api/prices/m", {"input_per_mtok": "1", "output_per_mtok": True}, format="json")
+    assert response.status_code == 400
+    errors = {e["field"]: e["message"] for e in response.json()["errors"]}
+    assert errors == {
+        "input_per_mtok": "must be a JSON number, not a string",
+        "output_per_mtok": "must be a JSON number, not true or false",
+    }
+    assert actors.api().get("/v1/api/prices").json()["overrides"] == []
+
+
 def vercel_ai_sdk_run(tracer):
     """generateText with one tool step, as the AI SDK's experimental_telemetry records it."""
     root_attrs = {

@@ -514,3 +514,17 @@ def test_experiments_named_by_exports_are_created_once(actors):
         _export(actors, sdk_spans(genai_agent, resource={"evalsite.experiment": "v9"}))
     assert Experiment.objects.filter(project=actors.acme, name="v9").count() == 1
     assert Trace.objects.filter(experiment__name="v9").count() == 2
+
+
+def test_an_attribute_key_sent_twice_in_protobuf_is_a_400_naming_it_and_nothing_is_written(actors):
+    message = encode_spans(sdk_spans(genai_agent))
+    span = message.resource_spans[0].scope_spans[0].spans[0]
+    again = span.attributes.add()
+    again.key = span.attributes[0].key
+    again.value.string_value = "the second value"
+    response = _post(message.SerializeToString(), key=actors.acme_key)
+    assert response.status_code == 400
+    status = _status(response)
+    assert f"holds the key '{span.attributes[0].key}' twice" in status["message"]
+    assert "resource_spans[0].scope_spans[0].spans[0].attributes" in status["message"]
+    assert not Trace.objects.exists()

@@ -173,7 +173,7 @@ def test_the_quota_is_set_checked_and_audited(actors, alice):
     assert alice.post(SETTINGS + "quota/", {"quota_per_minute": "600"}).status_code == 302
     actors.acme.refresh_from_db()
     assert actors.acme.quota_per_minute == 600
-    for bad in ("-1", "many", "99999999999"):
+    for bad in ("-1", "many", "99999999999", "\u0661\u0662", "1_000", "+5"):
         response = alice.post(SETTINGS + "quota/", {"quota_per_minute": bad})
         assert (response.status_code, b"quota_per_minute: must be" in response.content) == (400, True)
     actors.acme.refresh_from_db()
@@ -188,8 +188,11 @@ def test_retention_is_set_shown_and_audited(actors, alice):
     assert actors.acme.retention_days == 30
     page = alice.get(SETTINGS).content.decode()
     assert "kept 30 days" in page and "changed run retention from forever to 30 days" in page
-    response = alice.post(SETTINGS + "retention/", {"retention_days": "soon"})
-    assert (response.status_code, b"retention_days: must be a whole number" in response.content) == (400, True)
+    for bad in ("soon", "\u0663\u0660", "3_0"):
+        response = alice.post(SETTINGS + "retention/", {"retention_days": bad})
+        assert (response.status_code, b"retention_days: must be a whole number" in response.content) == (400, True)
+    actors.acme.refresh_from_db()
+    assert actors.acme.retention_days == 30
     assert alice.post(SETTINGS + "retention/", {"retention_days": ""}).status_code == 302
     actors.acme.refresh_from_db()
     assert actors.acme.retention_days is None

@@ -89,7 +89,7 @@ def test_the_archive_is_jsonl_files_with_a_manifest(acme):
 def _with(archive_bytes, name, body):
     source = zipfile.ZipFile(io.BytesIO(archive_bytes))
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as target:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
         for item in source.namelist():
             target.writestr(item, body if item == name else source.read(item))
     return out.getvalue()
@@ -144,3 +144,32 @@ def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path)
     assert (response.status_code, response["Content-Type"]) == (200, "application/zip")
     assert zipfile.ZipFile(io.BytesIO(response.content)).read("manifest.json")
     assert viewer.get("/p/acme/settings/export.zip").status_code == 403
+
+
+def test_a_member_that_inflates_like_a_zip_bomb_is_refused_before_it_is_read_whole(acme):
+    bomb = _with(project_export(acme), "runs.jsonl", b"\n" * (8 * 1024 * 1024))
+    assert len(bomb) < 100_000  # 8 MiB of line breaks deflate to a few kilobytes
+    projects = Project.objects.count()
+    with pytest.raises(Invalid) as error:
+        project_import(data=bomb, slug="bomb")
+    [problem] = error.value.errors
+    assert problem["field"] == "runs.jsonl"
+    assert "inflates more than 200 times its compressed size" in problem["message"]
+    assert Project.objects.count() == projects
+
+
+def test_a_member_or_an_archive_over_its_size_limit_is_refused_naming_the_setting(acme, settings):
+    archive = project_export(acme)
+    sizes = {i.filename: i.file_size for i in zipfile.ZipFile(io.BytesIO(archive)).infolist()}
+    settings.EVALSITE_ARCHIVE_MAX_MEMBER_BYTES = sizes["runs.jsonl"] - 1
+    with pytest.raises(Invalid) as error:
+        project_import(data=archive, slug="big")
+    assert error.value.errors[0]["field"] == "runs.jsonl"
+    assert "EVALSITE_ARCHIVE_MAX_MEMBER_BYTES" in error.value.errors[0]["message"]
+    settings.EVALSITE_ARCHIVE_MAX_MEMBER_BYTES = 10**9
+    settings.EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = sum(sizes.values()) - 1
+    with pytest.raises(Invalid, match="EVALSITE_ARCHIVE_MAX_TOTAL_BYTES"):
+        project_import(data=archive, slug="big")
+    assert not Project.objects.filter(slug="big").exists()
+    settings.EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = 10**9
+    assert _counts(project_import(data=archive, slug="big")) == _counts(acme)

@@ -68,6 +68,22 @@ def test_bad_configs_are_named_and_archived_ones_take_no_labels(actors, configs)
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "config"
 
 
+def test_a_config_refuses_the_fields_of_another_kind_naming_them(actors, configs):
+    for body, fields in (
+        ({"name": "b", "options": ["yes", "no"]}, ["options"]),
+        ({"name": "b", "kind": "boolean", "minimum": 0, "passing": ["yes"]}, ["passing", "minimum"]),
+        ({"name": "c", "kind": "categorical", "options": ["a", "b"], "pass_threshold": 1}, ["pass_threshold"]),
+        ({"name": "n", "kind": "numeric", "minimum": 1, "maximum": 5, "options": ["a", "b"]}, ["options"]),
+    ):
+        response = configs.post("/v1/api/label-configs", body, format="json")
+        assert response.status_code == 400, body
+        assert [e["field"] for e in response.json()["errors"]] == fields
+        assert "does not apply to a" in response.json()["errors"][0]["message"]
+    response = configs.patch("/v1/api/label-configs/helpful", {"options": ["yes", "no"]}, format="json")
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == "options"
+    assert configs.get("/v1/api/label-configs/helpful").json()["options"] == []
+
+
 def test_labels_of_another_project_are_not_found(actors, configs):
     trace_create(actors.acme, "r1")
     outsider = actors.outsider_api()

@@ -30,7 +30,7 @@ from evalsite.scopes import CURATE
 from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
 from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
-from web.api.rest import NewestFirstCursorPagination, validated
+from web.api.rest import AnyJson, NewestFirstCursorPagination, validated
 
 # The schema as an OpenAPI 3.1 component: the draft-07 "$schema" marker stays in the
 # published copy served at GET /v1/api/schemas/expectations.
@@ -44,6 +44,8 @@ class ExpectationsField(serializers.JSONField):
 
 class CaseOut(serializers.ModelSerializer):
     dataset = serializers.CharField(source="dataset.name")
+    input = AnyJson(help_text="The case's input: text or any JSON value.")
+    expected_output = AnyJson(help_text="The expected answer: text or any JSON value; null when none is written.")
     expectations = ExpectationsField()
     needs_expected_output = serializers.BooleanField(
         help_text="True while the case has no expected answer (a reviewer has to write one)."
@@ -71,6 +73,8 @@ class CaseOut(serializers.ModelSerializer):
 
 
 class RevisionOut(serializers.ModelSerializer):
+    old = AnyJson(help_text="The value before the change (null for a creation).")
+    new = AnyJson(help_text="The value after the change.")
     changed_by = serializers.CharField(
         source="changed_by.get_username", allow_null=True, default=None, help_text="The user who made the change."
     )

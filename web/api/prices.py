@@ -12,7 +12,7 @@ from evalsite.auth import request_project
 from evalsite.errors import Invalid
 from evalsite.scopes import CURATE
 from web.api.openapi import problem_responses
-from web.api.rest import Text, validated
+from web.api.rest import JsonDecimal, Text, validated
 
 _PER_MTOK = {"max_digits": 14, "decimal_places": 6, "min_value": 0, "coerce_to_string": False}
 
@@ -23,12 +23,12 @@ class PriceQuery(serializers.Serializer):
 
 
 class ModelPriceIO(serializers.ModelSerializer):
-    input_per_mtok = serializers.DecimalField(**_PER_MTOK, help_text="USD per million input tokens.")
-    output_per_mtok = serializers.DecimalField(**_PER_MTOK, help_text="USD per million output tokens.")
-    cache_read_per_mtok = serializers.DecimalField(
+    input_per_mtok = JsonDecimal(**_PER_MTOK, help_text="USD per million input tokens.")
+    output_per_mtok = JsonDecimal(**_PER_MTOK, help_text="USD per million output tokens.")
+    cache_read_per_mtok = JsonDecimal(
         **_PER_MTOK, required=False, allow_null=True, help_text="Default: the input price."
     )
-    cache_write_per_mtok = serializers.DecimalField(
+    cache_write_per_mtok = JsonDecimal(
         **_PER_MTOK, required=False, allow_null=True, help_text="Default: the input price."
     )
 

@@ -8,6 +8,7 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
@@ -28,6 +29,31 @@ class Text(serializers.CharField):
         if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
             self.fail("max_length", max_length=self.max_length)
         return super().run_validation(data)
+
+
+@extend_schema_field({"description": "Any JSON value, null included."})
+class AnyJson(serializers.JSONField):
+    """A stored JSON value of any type: declared as any value (``{}``), which null already is.
+
+    drf-spectacular writes a nullable JSON field as ``oneOf: [{}, {"type": "null"}]``, which
+    no null can match: null matches both branches, and ``oneOf`` wants exactly one.
+    """
+
+
+@extend_schema_field({"type": "object"})
+class JsonObject(serializers.JSONField):
+    """A stored JSON object (with ``allow_null``, or null: the schema's type is then ``["object", "null"]``)."""
+
+
+class JsonDecimal(serializers.DecimalField):
+    """A decimal sent as a JSON number; DRF also takes the text ``"1"``, which the schema calls a string."""
+
+    default_error_messages = {"not_a_number": "must be a JSON number, not {kind}"}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str | bool):
+            self.fail("not_a_number", kind="a string" if isinstance(data, str) else "true or false")
+        return super().to_internal_value(data)
 
 
 class FastJSONParser(parsers.BaseParser):

@@ -15,7 +15,7 @@ from evalsite.scopes import INGEST
 from scoring.models import Abstention, Score
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
-from web.api.rest import NewestFirstCursorPagination
+from web.api.rest import AnyJson, JsonObject, NewestFirstCursorPagination
 
 
 class SpanOut(serializers.ModelSerializer):
@@ -35,7 +35,9 @@ class TraceOut(serializers.ModelSerializer):
     experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
     case = serializers.IntegerField(source="case_id", allow_null=True)
     cost_cents = serializers.FloatField(allow_null=True)
-    usage = serializers.JSONField(
+    input = AnyJson(help_text="The run's input: text or any JSON value; null when not sent.")
+    output = AnyJson(help_text="The run's answer: text or any JSON value; null when it gave none.")
+    usage = JsonObject(
         allow_null=True,
         help_text="Token totals of the run's model calls: input_tokens, output_tokens, cache_read_tokens, "
         "cache_write_tokens, total_tokens (OpenTelemetry runs).",
@@ -43,7 +45,7 @@ class TraceOut(serializers.ModelSerializer):
     models = serializers.ListField(
         child=serializers.CharField(), source="models_used", allow_null=True, help_text="Models used, in order."
     )
-    cost_detail = serializers.JSONField(
+    cost_detail = JsonObject(
         allow_null=True,
         help_text='How cost_cents was found: {"estimated": bool, "sources": [...], "price_table"?}, or '
         '{"unknown_price": [models]} when it is empty because a model has no known price.',

@@ -14,7 +14,7 @@ Whoever opens it logs in, or creates an account there, and joins with the invite
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -166,25 +166,35 @@ def invitation_page(request, token):
     try:
         invitation = team.invitation_open(token)
     except NotFound as exc:
-        raise Http404(exc.detail) from None
+        return _link_dead(request, exc)
     signup = None
     if request.method == "POST":
-        user = request.user if request.user.is_authenticated else None
-        if user is None:
-            signup = UserCreationForm(request.POST)
-            if signup.is_valid():
-                user = signup.save(commit=False)
-                user.email = invitation.email
-                user.save()
-                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        if user is not None:
-            try:
-                membership = team.invitation_accept(token=token, user=user)
-            except NotFound as exc:
-                raise Http404(exc.detail) from None
+        try:
+            membership = None
+            if request.user.is_authenticated:
+                membership = team.invitation_accept(token=token, user=request.user)
+            else:
+                signup = UserCreationForm(request.POST)
+                if signup.is_valid():
+                    user, membership = team.invitation_signup(
+                        token=token,
+                        username=signup.cleaned_data["username"],
+                        password=signup.cleaned_data["password1"],
+                    )
+                    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        except NotFound as exc:
+            return _link_dead(request, exc)
+        except Invalid as exc:
+            for error in exc.errors:
+                signup.add_error(error["field"], error["message"])
+        if membership is not None:
             messages.success(request, f"You joined {membership.project.name} as {membership.role}.")
             return redirect("project-home", slug=membership.project.slug)
     elif not request.user.is_authenticated:
         signup = UserCreationForm()
     status = 400 if signup is not None and signup.errors else 200
     return render(request, "team/invitation.html", {"invitation": invitation, "signup": signup}, status=status)
+
+
+def _link_dead(request, exc):
+    return render(request, "404.html", {"detail": exc.detail}, status=404)
