@@ -79,7 +79,8 @@ EXPECTATIONS_SCHEMA = {
             "minLength": 1,
             "maxLength": 100,
             "description": "How the expected answer is checked: exact (exact_match), contains, regex (with "
-            "output_regex), json (json_valid, with output_schema when given), the id of a judge criterion, or none "
+            "output_regex), json (json_valid: the parsed answer equals the expected answer, matchers allowed, and "
+            "validates against output_schema when given), the id of a judge criterion, or none "
             "(a reviewer decided it is not checked). A case with an expected answer and no answer_check is flagged.",
         },
         "output_schema": {"type": "object", "description": "JSON Schema of the final answer (json_valid)."},

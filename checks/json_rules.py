@@ -11,7 +11,10 @@ the same reader raising ``Invalid`` (400). ``json_parse`` parses a document and 
 - an object holding the same key twice (which one would win is the parser's whim);
 - nesting deeper than ``JSON_MAX_DEPTH`` levels;
 - a NUL character (PostgreSQL text cannot hold it) or a lone surrogate (not Unicode)
-  in a string or a key.
+  in a string or a key;
+- bytes that are not UTF-8 (RFC 8259), surrogates encoded as bytes included (CESU-8
+  writes U+D800 as ``ED A0 80``): Python's parser would read those into lone surrogates
+  that no rule after it expects. Refused for the whole ``body``, with the offset.
 
 Every refusal is a ``JsonRefused`` carrying the ``field`` and the ``message``.
 A document with nothing to refuse (nearly every one) is read by orjson when the checks
@@ -33,6 +36,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 RANGE_MESSAGE = "is a number beyond the 64-bit integer range; send it as a string"
 DEPTH_MESSAGE = f"is nested deeper than {JSON_MAX_DEPTH} levels"
 SURROGATE_MESSAGE = "holds a lone surrogate (\\ud800-\\udfff), which is not Unicode"
+UTF8_MESSAGE = "is not valid UTF-8"
 _SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
 _NUL_ESCAPE = b"\\u0000"
 
@@ -106,13 +110,22 @@ def json_parse(body, *, where="body", nul=True):
     through, for a caller that replaces them itself.
     """
     if isinstance(body, str):
-        body = body.encode("utf-8", "surrogatepass")
+        try:
+            body = body.encode("utf-8")
+        except UnicodeEncodeError:  # text holding a lone surrogate: the walk names where
+            return _parse_checked(body.encode("utf-8", "surrogatepass"), where, nul, text_surrogates=True)
     value = _parse_clean(body)
     return _parse_checked(body, where, nul) if value is _UNSURE else value
 
 
-def _parse_checked(body, where, nul):
-    """``json_parse`` the long way: the standard parser, refusing with the path of what is wrong."""
+def _parse_checked(body, where, nul, text_surrogates=False):
+    """``json_parse`` the long way: the standard parser, refusing with the path of what is wrong.
+
+    ``text_surrogates``: ``body`` was text with lone surrogates, encoded as they are
+    (the walk then names the string that holds one); bytes must be UTF-8.
+    """
+    if not text_surrogates:
+        _utf8_check(body, where)
     try:
         value = json.loads(body, object_pairs_hook=_pairs, parse_constant=_constant)
     except _DuplicateKey:
@@ -126,8 +139,20 @@ def _parse_checked(body, where, nul):
     except ValueError as exc:  # a constant, or bytes that are not UTF-8
         raise JsonRefused(where, f"is not valid JSON: {exc}", f"The {where} is not valid JSON: {exc}.") from None
     nul = nul and _NUL_ESCAPE in body
-    _walk(value, where, nul=nul, strings=nul or _SURROGATE_ESCAPE.search(body) is not None)
+    _walk(value, where, nul=nul, strings=nul or text_surrogates or _SURROGATE_ESCAPE.search(body) is not None)
     return value
+
+
+def _utf8_check(body, where):
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = body[exc.start : exc.start + 3].hex(" ").upper()
+        message = (
+            f"{UTF8_MESSAGE}: byte {exc.start} ({bad}...) {exc.reason}; send UTF-8 "
+            "(a surrogate encoded as bytes, ED A0 80 in CESU-8, is not UTF-8)"
+        )
+        raise JsonRefused(where, message, f"The {where} {message}.") from None
 
 
 _UNSURE = object()

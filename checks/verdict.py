@@ -4,7 +4,13 @@ One trial (one run of a case):
 - it *passes* when every gating check passed;
 - it *fails* when a gating check failed;
 - it is *unmeasured* when no gating check failed but at least one abstained: nothing
-  says it is wrong, nothing says it is right. It is not a pass.
+  says it is wrong, nothing says it is right. It is not a pass;
+- it is *unmeasured* when its input does not contain its case's input and the policy's
+  ``input_match`` is ``require`` ("input differs from the case's"): whatever its checks
+  say, they say it about another question (``checks.input_match``);
+- it is *unmeasured* when no gating check applies to it at all (no expectation, no
+  policy scorer, or only advisory ones): "no check applies to this case". A case
+  nothing checks is never a pass.
 ``failed_checks`` lists the categories of the failed checks only; the categories of
 the checks that abstained are ``unmeasured_checks``.
 
@@ -40,11 +46,13 @@ project stands (``init_floor``, pass or fail).
 
 from dataclasses import dataclass, field
 
+from checks.input_match import INPUT_DIFFERS_REASON
 from checks.scorers import scorer_get
 from checks.stats import pass_hat_k
 
 PASSED, FAILED, ABSTAINED = "passed", "failed", "abstained"
 NO_RUN_REASON = "no run recorded for this case"
+NO_CHECK_REASON = "no check applies to this case"
 _RATIO_SLACK = 1e-9
 
 
@@ -59,6 +67,8 @@ class Check:
     def category(self):
         if self.status == ABSTAINED and self.detail.get("exception"):
             return "error"
+        if isinstance(self.detail.get("category"), str):
+            return self.detail["category"]  # a scorer that checks two things says which one failed
         spec = scorer_get(self.scorer)
         return spec.category if spec is not None else "judge"
 
@@ -85,10 +95,19 @@ def _categories(checks):
     return out
 
 
-def case_decide(checks, *, has_run=True):
-    """Whether one trial passed, was measured, which categories failed or abstained, and why."""
+def case_decide(checks, *, has_run=True, input_differs=False):
+    """Whether one trial passed, was measured, which categories failed or abstained, and why.
+
+    ``input_differs``: the run's input does not hold its case's and the policy requires it to.
+    """
     if not has_run:
         return CaseVerdict(passed=False, measured=True, failed_checks=["error"], reasons=[NO_RUN_REASON])
+    if input_differs:
+        return CaseVerdict(
+            passed=False, measured=False, failed_checks=[], reasons=[INPUT_DIFFERS_REASON], unmeasured_checks=["input"]
+        )
+    if not checks:
+        return CaseVerdict(passed=False, measured=False, failed_checks=[], reasons=[NO_CHECK_REASON])
     failed = [c for c in checks if c.status == FAILED]
     abstained = [c for c in checks if c.status == ABSTAINED]
     reasons = [f"{c.scorer}: {c.reason}" for c in failed]

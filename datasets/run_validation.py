@@ -15,7 +15,7 @@ import orjson
 from jsonschema import Draft7Validator
 
 from datasets.run_check import run_conforms
-from datasets.run_schema import MAX_COST_CENTS, RUN_SCHEMA
+from datasets.run_schema import MAX_COST_CENTS, MAX_LATENCY_MS, RUN_SCHEMA
 from evalsite.errors import Invalid
 
 _slow_validator = Draft7Validator(RUN_SCHEMA)
@@ -142,6 +142,8 @@ def _run_normalise(item, index, where):
     latency_ms = _int_or_none(item.get("latency_ms"))
     if latency_ms is None and started_at and ended_at:
         latency_ms = _millis_between(started_at, ended_at)
+        if latency_ms > MAX_LATENCY_MS:
+            return None, [_latency_over(where, latency_ms)]
     cost = item.get("cost_cents")
     cost_cents = _decimal(cost) if cost is not None else _span_cost_total(spans)
     if cost_cents is not None and cost_cents > MAX_COST_CENTS:
@@ -207,6 +209,8 @@ def _span_normalise(raw, position, run_where, errors):
     latency_ms = _int_or_none(raw.get("latency_ms"))
     if latency_ms is None and started_at and ended_at and ended_at >= started_at:
         latency_ms = _millis_between(started_at, ended_at)
+        if latency_ms > MAX_LATENCY_MS:
+            errors.append(_latency_over(where, latency_ms))
     cost = raw.get("cost_cents")
     return SpanIn(
         span_id=raw["span_id"],
@@ -270,6 +274,11 @@ def _decimal(number):
 def _cost_over(where, total):
     message = f"is the sum of the spans' costs, {total}, over the maximum of {MAX_COST_CENTS}"
     return {"field": _join(where, "cost_cents"), "message": message}
+
+
+def _latency_over(where, latency_ms):
+    message = f"is computed from started_at and ended_at as {latency_ms}, over the maximum of {MAX_LATENCY_MS}"
+    return {"field": _join(where, "latency_ms"), "message": message}
 
 
 def _span_cost_total(spans):

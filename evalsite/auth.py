@@ -12,8 +12,10 @@ from django.db.models import Q
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
+from evalsite.errors import ScopeMissing
 from evalsite.keys import key_split, secret_matches
 from evalsite.models import ApiKey
+from evalsite.scopes import key_has_scope, view_scope
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -54,10 +56,25 @@ def api_key_verify(full_key):
 
 
 class HasProjectKey(permissions.BasePermission):
-    """Every API view needs a project key; the project it names scopes every query."""
+    """Every API view needs a project key; the project it names scopes every query.
+
+    A write also needs the scope the view declares for its method (``evalsite.scopes``):
+    a key without it gets a 403 problem naming ``required_scope``.
+    """
 
     def has_permission(self, request, view):
-        return isinstance(request.auth, ApiKey)
+        if not isinstance(request.auth, ApiKey):
+            return False
+        scope = view_scope(view, request.method)
+        if scope is not None and not key_has_scope(request.auth, scope):
+            raise ScopeMissing(scope)
+        return True
+
+
+def scope_require(request, scope, *, detail=None):
+    """Raise ``ScopeMissing`` unless the request's key holds ``scope`` (checks inside a view)."""
+    if not key_has_scope(request.auth, scope):
+        raise ScopeMissing(scope, detail=detail)
 
 
 def request_project(request):

@@ -54,6 +54,20 @@ class NotFound(DomainError):
     title = "Not found"
 
 
+class ScopeMissing(DomainError):
+    """The key is valid but its scopes do not cover the call; names the scope it needs."""
+
+    status = http_status.HTTP_403_FORBIDDEN
+    code = "scope-missing"
+    title = "Scope missing"
+
+    def __init__(self, scope, *, detail=None):
+        super().__init__(
+            detail or f"This API key has no {scope!r} scope; use a key with {scope!r} (or admin) for this call.",
+            extra={"required_scope": scope},
+        )
+
+
 class Conflict(DomainError):
     status = http_status.HTTP_409_CONFLICT
     code = "conflict"

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from evalsite.scopes import DEFAULT_SCOPES
+
 
 class Project(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
@@ -22,6 +24,10 @@ class Project(models.Model):
         return self.slug
 
 
+def default_scopes():
+    return list(DEFAULT_SCOPES)
+
+
 class ApiKey(models.Model):
     """A project's key. Only a prefix (to find the row) and a SHA-256 of the secret are kept.
 
@@ -37,6 +43,10 @@ class ApiKey(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # What the key may do (evalsite.scopes). Keys made before scopes existed were migrated
+    # with full_access, so no running CI job lost its access on the upgrade.
+    scopes = models.JSONField(default=default_scopes)
+    full_access = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -143,6 +143,11 @@ EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 3
 EVALSITE_GC_THRESHOLD = env_int("EVALSITE_GC_THRESHOLD", 20_000, minimum=100)
 # Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
 EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
+# Whether the server's own calls (the judge) may go to loopback and private addresses
+# (checks.outbound): on by default for the embedded setup, where the judge often runs on
+# the same host; off by default in production (docs/deploy.md). Link-local and cloud
+# metadata addresses are refused either way.
+EVALSITE_OUTBOUND_ALLOW_PRIVATE = env_bool("EVALSITE_OUTBOUND_ALLOW_PRIVATE", not PRODUCTION)
 # Where people reach this site (https://evals.example.com): the links in gate answers
 # (the gate run page, each case's run) start with it; unset, they follow the request.
 EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
@@ -158,7 +163,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["evalsite.auth.HasProjectKey"],
     "DEFAULT_PARSER_CLASSES": ["web.api.rest.FastJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["web.api.rest.FastJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "web.api.openapi.ScopedAutoSchema",
     "EXCEPTION_HANDLER": "evalsite.errors.problem_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "web.api.rest.NewestFirstCursorPagination",
     "PAGE_SIZE": 50,

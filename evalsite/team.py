@@ -20,6 +20,7 @@ from django.utils import timezone
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Project, Role
 from evalsite.projects import api_key_create
+from evalsite.scopes import DEFAULT_SCOPES, scopes_clean
 
 INVITATION_VALID_FOR = timedelta(days=7)
 MAX_QUOTA_PER_MINUTE = 10_000_000
@@ -58,13 +59,20 @@ def _role_clean(role):
 # --- API keys ---------------------------------------------------------------------------
 
 
-def key_issue(*, project, actor, name):
+def key_issue(*, project, actor, name, scopes=DEFAULT_SCOPES):
     """``(ApiKey, full_key)``: the full key is shown once and never stored."""
     name = _name_clean(name)
+    try:
+        scopes = scopes_clean(scopes)
+    except ValueError as exc:
+        raise _field_error("scopes", f"{exc}.") from None
     with transaction.atomic():
-        key, full_key = api_key_create(project=project, name=name, created_by=actor)
+        key, full_key = api_key_create(project=project, name=name, created_by=actor, scopes=scopes)
         audit_record(
-            project=project, actor=actor, action="key.create", summary=f"created API key {name!r} ({key.prefix})"
+            project=project,
+            actor=actor,
+            action="key.create",
+            summary=f"created API key {name!r} ({key.prefix}) with scopes {','.join(scopes)}",
         )
     return key, full_key
 

@@ -1,10 +1,10 @@
 from django import forms
 from django.contrib import admin
 
-from evalsite.errors import Invalid
+from evalsite.errors import DomainError
 from evalsite.models import Membership, Role
-from experiments.models import FloorChange, GatePolicy, GateRun
-from experiments.policies import floor_lower
+from experiments.models import FloorChange, GatePolicy, GateRun, PolicyRevision
+from experiments.policies import POLICY_FIELDS, floor_lower, policy_update
 
 
 class FloorChangeInline(admin.TabularInline):
@@ -18,18 +18,29 @@ class FloorChangeInline(admin.TabularInline):
         return False
 
 
+class PolicyRevisionInline(admin.TabularInline):
+    model = PolicyRevision
+    extra = 0
+    fields = ["number", "created_at", "author", "source", "loosens", "changes", "reason"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 class GatePolicyForm(forms.ModelForm):
-    floor_reason = forms.CharField(
+    reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        help_text="Required when you change the floor (min pass rate); kept in the floor history.",
+        help_text="Required when you change the floor or loosen the gate; kept in the policy's history.",
     )
 
     class Meta:
         model = GatePolicy
         fields = [
             "min_pass_rate",
-            "floor_reason",
+            "reason",
             "ratchet",
             "fail_on_regression",
             "tolerance",
@@ -41,8 +52,8 @@ class GatePolicyForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         floor_changed = self.instance.pk and "min_pass_rate" in self.changed_data
-        if floor_changed and not (cleaned.get("floor_reason") or "").strip():
-            self.add_error("floor_reason", "Say why the floor changes: it is kept in the floor history.")
+        if floor_changed and not (cleaned.get("reason") or "").strip():
+            self.add_error("reason", "Say why the floor changes: it is kept in the floor history.")
         return cleaned
 
 
@@ -53,7 +64,7 @@ class GatePolicyAdmin(admin.ModelAdmin):
     form = GatePolicyForm
     list_display = ["dataset", "project", "min_pass_rate", "ratchet", "fail_on_regression", "baseline", "updated_at"]
     list_select_related = ["dataset__project", "baseline"]
-    inlines = [FloorChangeInline]
+    inlines = [FloorChangeInline, PolicyRevisionInline]
     raw_id_fields = ["baseline"]
 
     @admin.display(description="project")
@@ -75,19 +86,24 @@ class GatePolicyAdmin(admin.ModelAdmin):
         return fields if obj is not None else ["dataset", *fields]
 
     def save_model(self, request, obj, form, change):
-        if change and "min_pass_rate" in form.changed_data:
-            new_floor = obj.min_pass_rate
-            obj.min_pass_rate = form.initial["min_pass_rate"]
+        """A change goes through the policy's services, so it is a revision like any other."""
+        if not change:
             super().save_model(request, obj, form, change)
-            try:
-                floor_lower(
-                    policy=obj, new_floor=new_floor, reason=form.cleaned_data["floor_reason"], user=request.user
-                )
-            except Invalid as exc:
-                self.message_user(request, exc.detail, level="error")
-            obj.refresh_from_db()
             return
-        super().save_model(request, obj, form, change)
+        reason = form.cleaned_data["reason"]
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name in POLICY_FIELDS}
+        floor = changes.pop("min_pass_rate", None)
+        try:
+            if changes:
+                policy_update(
+                    dataset=obj.dataset, changes=changes, reason=reason, user=request.user,
+                    source=PolicyRevision.Source.ADMIN,
+                )  # fmt: skip
+            if floor is not None:
+                floor_lower(policy=obj, new_floor=floor, reason=reason, user=request.user)
+        except DomainError as exc:
+            self.message_user(request, exc.detail, level="error")
+        obj.refresh_from_db()
 
 
 @admin.register(GateRun)

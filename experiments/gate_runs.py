@@ -5,10 +5,14 @@ numbers it; runs sent without one are numbered 1, 2, 3... in the order they star
 When two runs carry the same number (a CI job re-run for the same commit sends its
 runs again), the one that started last counts and the others are *superseded*: listed,
 never counted, so a re-run adds runs and never breaks the gate.
+
+``inputs_differing`` names the runs whose input does not hold their case's
+(``checks.input_match``), for the policy's ``input_match``.
 """
 
 from dataclasses import dataclass, field
 
+from checks.input_match import input_contains
 from datasets.models import CaseStatus, GoldenCase, Trace
 from evalsite.bulk import json_loads, json_text
 
@@ -73,3 +77,14 @@ def trials_group(runs):
             superseded.append(numbered[number]["trace_id"])
         numbered[number] = run
     return CaseTrialRuns(trials=sorted(numbered.items()), superseded=superseded)
+
+
+def inputs_differing(experiment, dataset):
+    """The ids of the experiment's runs of the dataset's active cases whose input does not contain
+    their case's input. One query; only the two inputs of each run are read."""
+    rows = (
+        Trace.objects.filter(experiment=experiment, case__dataset=dataset, case__status=CaseStatus.ACTIVE)
+        .annotate(run_text=json_text("input"), case_text=json_text("case__input"))
+        .values_list("id", "run_text", "case_text")
+    )
+    return {pk for pk, run_text, case_text in rows if not input_contains(json_loads(run_text), json_loads(case_text))}

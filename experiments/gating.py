@@ -4,7 +4,9 @@ decide PASS or FAIL, and keep the verdict as a GateRun with one GateCase per cas
 Which checks gate a case: the expectations it has (each turns on the check whose
 ``gated_by`` names it, ``checks.scorers.gating_scorers``) plus ``expectations.scorers``
 and the policy's extra ``scorers``. A case's trials are all its runs in the experiment
-(``experiments.gate_runs``). The verdict rules live in ``checks.verdict``; the answer's
+(``experiments.gate_runs``). A run whose input does not hold its case's is listed under
+``input_mismatches`` unless the policy's ``input_match`` is ``off``; under ``require`` it
+is also unmeasured. The verdict rules live in ``checks.verdict``; the answer's
 shape in ``experiments.gate_answer``; this module gathers the evidence and records it.
 
 Small gates are evaluated in the request. A gate goes to a worker (202, poll the gate
@@ -31,12 +33,13 @@ from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
 from evalsite.metrics import GATE_VERDICTS, counted_on_commit
+from experiments.bar import bar_moves, bar_since
 from experiments.comparison import experiments_compare
 from experiments.gate_answer import case_answer, verdict_figures
-from experiments.gate_runs import CaseTrialRuns, active_cases, trials_of_cases
+from experiments.gate_runs import CaseTrialRuns, active_cases, inputs_differing, trials_of_cases
 from experiments.gate_worker import gate_claim, holder_name, lease_kept
 from experiments.models import GateCase, GateRun
-from experiments.policies import baseline_record, policy_for
+from experiments.policies import baseline_record, floor_initialisable, policy_for
 from scoring.calibration import advisory_reason, agreement
 from scoring.catalog import catalog_for, judge_sync_cap
 from scoring.loading import tool_names
@@ -157,13 +160,18 @@ def _evaluate(gate_run):
         tools=False,
     )
     tools = tool_names(_tools_wanted(trials, scorers, advisory, outcomes))
-    rows, decided = [], []
+    differing = inputs_differing(experiment, dataset) if policy.input_match != "off" else set()
+    evidence = Evidence(outcomes, tools, advisory, differing if policy.input_match == "require" else set())
+    rows, decided, mismatches = [], [], []
     for position, case in enumerate(cases):
         runs = trials.get(case["id"], CaseTrialRuns())
-        result, case_trials = _case_result(case, runs, scorers[case["id"]], outcomes, tools, policy, advisory)
+        result, case_trials = _case_result(case, runs, scorers[case["id"]], evidence, policy)
         rows.append(_row(gate_run.pk, position, case, result, case_trials))
         if not case["quarantined"]:
             decided.append(case_trials)
+            mismatches += [
+                {"case": case["name"], "trace_id": r["trace_id"]} for _, r in runs.trials if r["id"] in differing
+            ]
     gating = sorted({s for ids in scorers.values() for s in ids} - set(advisory))
     comparison = (
         experiments_compare(base=baseline, candidate=experiment, scorers=gating, tolerance=policy.tolerance)
@@ -177,17 +185,36 @@ def _evaluate(gate_run):
     )  # fmt: skip
     answer = _answer(gate_run, verdict, policy, baseline, comparison, rows)
     answer["advisory"] = sorted(advisory.values())
+    moves, more = bar_moves(policy, dataset, bar_since(policy, dataset, gate_run))
+    answer.update(policy_revision=policy.revision, bar_moved=moves, bar_moved_more=more)
+    answer["input_match"] = policy.input_match
+    answer["input_mismatches"] = mismatches
     return Evaluation(answer, rows, {str(c["id"]): c["version"] for c in cases}, verdict, policy)
 
 
-def _case_result(case, runs, scorer_ids, outcomes, tools, policy, advisory):
+@dataclass
+class Evidence:
+    """What the gate gathered about every run: scores, tool names, advisory criteria, and the runs
+    whose input differs from their case's when the policy requires it to match."""
+
+    outcomes: dict
+    tools: dict
+    advisory: dict
+    input_required: set
+
+
+def _case_result(case, runs, scorer_ids, evidence, policy):
     """``(the case's answer, its CaseTrials)``: each trial's checks decided, then the case over its trials.
 
     Checks of an advisory criterion are reported with the case but left out of its verdict.
     """
+    outcomes, tools, advisory = evidence.outcomes, evidence.tools, evidence.advisory
     gating = [s for s in scorer_ids if s not in advisory]
     trial_checks = [[_check(s, outcomes.get((run["id"], s))) for s in gating] for _, run in runs.trials]
-    trial_verdicts = [case_decide(checks) for checks in trial_checks]
+    trial_verdicts = [
+        case_decide(checks, input_differs=run["id"] in evidence.input_required)
+        for checks, (_, run) in zip(trial_checks, runs.trials, strict=True)
+    ]
     decided = trials_decide(trial_verdicts, required=policy.trials, pass_ratio=policy.trial_pass_ratio)
     result = case_answer(case, runs, trial_checks, trial_verdicts, decided, tools)
     shown = runs.trials[decided.shown][1] if decided.shown is not None else None
@@ -332,7 +359,7 @@ def _baseline_move(gate_run, verdict, policy):
     starts at its pass rate (seed 003). Returns what happened, for the answer."""
     if not gate_run.set_baseline:
         return {"baseline_recorded": False, "floor_initialised": False}
-    if gate_run.init_floor and policy.baseline_id is None and verdict.pass_rate is not None:
+    if gate_run.init_floor and floor_initialisable(policy) and verdict.pass_rate is not None:
         baseline_record(
             dataset=gate_run.dataset, experiment=gate_run.experiment, gate_run=gate_run,
             floor_to=verdict.pass_rate, initial=True,

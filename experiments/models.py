@@ -7,6 +7,12 @@ from datasets.models import Experiment
 from evalsite.models import Project
 
 
+class InputMatch(models.TextChoices):
+    WARN = "warn"
+    REQUIRE = "require"
+    OFF = "off"
+
+
 class GatePolicy(models.Model):
     """How the gate decides for one dataset. The floor only moves up, except by an admin with a reason."""
 
@@ -30,10 +36,16 @@ class GatePolicy(models.Model):
     # Flaky cases (some trials passed, some failed) tolerated; None = no limit.
     max_flaky = models.PositiveIntegerField(null=True, blank=True)
     # A judge criterion gates only once it agrees with reviewers: Cohen's kappa of at
-    # least this on at least judge_min_labels labelled runs (None: always gates).
-    judge_min_kappa = models.FloatField(null=True, blank=True)
+    # least this on at least judge_min_labels labelled runs (None: always gates, which
+    # lets a judge nobody compared with people decide; loosening it takes an admin).
+    judge_min_kappa = models.FloatField(null=True, blank=True, default=0.6)
     judge_min_labels = models.PositiveIntegerField(default=30)
+    # A run whose input does not contain its case's input (checks.input_match): warn lists it
+    # in the verdict, require also leaves that trial unmeasured, off does not look.
+    input_match = models.CharField(max_length=10, choices=InputMatch.choices, default=InputMatch.WARN)
     baseline = models.ForeignKey(Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The number of the latest PolicyRevision (0: never changed); every verdict carries it.
+    revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -46,6 +58,9 @@ class GatePolicy(models.Model):
             models.CheckConstraint(condition=models.Q(trials__gte=1, trials__lte=100), name="policy_trials_1_100"),
             models.CheckConstraint(
                 condition=models.Q(trial_pass_ratio__gt=0, trial_pass_ratio__lte=1), name="policy_trial_ratio_0_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(input_match__in=["warn", "require", "off"]), name="policy_input_match_known"
             ),
         ]
 
@@ -76,6 +91,43 @@ class FloorChange(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class PolicyRevision(models.Model):
+    """One change to a gate policy: who, when, why, and each field before and after.
+
+    ``changes`` is ``[{field, old, new, loosens}]``; ``loosens`` is true when the change
+    can turn a FAIL into a PASS (``experiments.revisions``). Written in the transaction
+    that changes the policy, so a change never exists without its revision.
+    """
+
+    class Source(models.TextChoices):
+        API = "api"
+        PAGE = "page"
+        ADMIN = "admin"
+        GATE = "gate"
+
+    policy = models.ForeignKey(GatePolicy, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    source = models.CharField(max_length=10, choices=Source.choices)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    changed_by_key = models.ForeignKey(
+        "evalsite.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept apart from the foreign keys: the history still says who after a key or user is gone.
+    author = models.CharField(max_length=250)
+    reason = models.TextField(blank=True, default="")
+    changes = models.JSONField(default=list)
+    loosens = models.BooleanField(default=False)
+    gate_run = models.ForeignKey("GateRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["policy", "number"], name="policyrevision_unique_number")]
+
+    def __str__(self):
+        return f"revision {self.number} of {self.policy}"
 
 
 class GateRun(models.Model):

@@ -1,20 +1,23 @@
 """Gate policies: read with defaults, change through the API, lower the floor as an admin.
 
-The floor (``min_pass_rate``) only goes up through the API and the ratchet. Lowering it
-takes a project admin in the Django admin and a written reason; every move of the
-floor is kept in ``FloorChange``.
+Every change is a ``PolicyRevision`` (``experiments.revisions``: loosening takes an admin
+and a reason). The floor (``min_pass_rate``) only goes up through the API and the
+ratchet, whatever the path: ``init_floor`` sets it once, while it has no history.
+Lowering it takes a project admin in the Django admin and a written reason; every move
+of the floor is kept in ``FloorChange``.
 """
 
 from django.db import transaction
 
 from evalsite.errors import Conflict, Invalid
-from experiments.models import FloorChange, GatePolicy
+from experiments.models import FloorChange, GatePolicy, PolicyRevision
+from experiments.revisions import policy_changes, revision_authorise, revision_record
 from scoring.catalog import catalog_for
 from scoring.labels import label_config_list
 
 POLICY_FIELDS = (
     "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "baseline",
+    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "input_match", "baseline",
 )  # fmt: skip
 
 
@@ -36,11 +39,13 @@ def _scorers_check(project, scorer_ids):
         )
 
 
-def policy_update(*, dataset, changes, key=None, user=None):
+def policy_update(*, dataset, changes, reason="", key=None, user=None, source=PolicyRevision.Source.API):
     """Apply ``changes`` (validated values of POLICY_FIELDS; ``baseline`` an Experiment or None).
 
-    Raising the floor is recorded in the floor history; lowering it is a ``Conflict``
-    (409): the floor only moves down by an admin, with a reason, in the admin.
+    Every change is a revision (``experiments.revisions``); a loosening needs an admin and
+    a ``reason``. Raising the floor is recorded in the floor history; lowering it is a
+    ``Conflict`` (409): the floor only moves down by an admin, with a reason, in the
+    admin. Changing nothing writes nothing. Locks the policy row.
     """
     if "scorers" in changes:
         _scorers_check(dataset.project, changes["scorers"])
@@ -62,10 +67,15 @@ def policy_update(*, dataset, changes, key=None, user=None):
                 "The baseline must be an experiment of this project.",
                 errors=[{"field": "baseline", "message": "unknown experiment"}],
             )
+        changed = policy_changes(policy, {name: changes[name] for name in POLICY_FIELDS if name in changes})
+        if not changed:
+            return policy
+        revision_authorise(policy, changed, reason=reason, key=key, user=user)
         old_floor = policy.min_pass_rate
         for name in POLICY_FIELDS:
             if name in changes:
                 setattr(policy, name, changes[name])
+        revision_record(policy, changed, source=source, reason=reason, key=key, user=user)
         policy.save()
         if new_floor != old_floor:
             FloorChange.objects.create(
@@ -76,7 +86,7 @@ def policy_update(*, dataset, changes, key=None, user=None):
 
 
 def floor_lower(*, policy, new_floor, reason, user):
-    """An admin lowers (or sets) the floor with a written reason; kept in the floor history."""
+    """An admin lowers (or sets) the floor with a written reason; kept in the floor history and as a revision."""
     if not reason or not reason.strip():
         raise Invalid("Give the reason for changing the floor.", errors=[{"field": "reason", "message": "is required"}])
     if not 0 <= new_floor <= 1:
@@ -87,8 +97,12 @@ def floor_lower(*, policy, new_floor, reason, user):
     with transaction.atomic():
         policy = _locked_policy(policy.dataset)
         old_floor = policy.min_pass_rate
+        if new_floor == old_floor:
+            return policy
+        changed = policy_changes(policy, {"min_pass_rate": new_floor})
         policy.min_pass_rate = new_floor
-        policy.save(update_fields=["min_pass_rate", "updated_at"])
+        revision_record(policy, changed, source=PolicyRevision.Source.ADMIN, reason=reason, user=user)
+        policy.save(update_fields=["min_pass_rate", "revision", "updated_at"])
         FloorChange.objects.create(
             policy=policy, old_floor=old_floor, new_floor=new_floor, source=FloorChange.Source.ADMIN,
             reason=reason.strip(), changed_by=user,
@@ -96,14 +110,28 @@ def floor_lower(*, policy, new_floor, reason, user):
     return policy
 
 
+def floor_initialisable(policy):
+    """Whether ``init_floor`` may still set the floor: only while no baseline was ever recorded and the floor has
+    no history. Clearing the baseline does not reopen it, so the floor never goes down through the API."""
+    if policy.pk is None:
+        return True
+    if policy.baseline_id is not None or policy.floor_changes.exists():
+        return False
+    return not any(c["field"] == "baseline" for r in policy.revisions.only("changes") for c in r.changes)
+
+
 def baseline_record(*, dataset, experiment, gate_run, floor_to, initial=False):
     """Record ``experiment`` as the dataset's baseline and move the floor to ``floor_to`` (in the caller's
-    transaction). A ratchet only raises the floor; ``initial`` (the first baseline, ``init_floor``) sets it
-    where the project stands, up or down."""
+    transaction), as a revision by the gate run. A ratchet only raises the floor; ``initial`` (the first
+    baseline, ``init_floor``, allowed while the floor has no history) sets it where the project stands."""
     policy = _locked_policy(dataset)
-    policy.baseline = experiment
     old_floor = policy.min_pass_rate
-    if floor_to > old_floor or (initial and floor_to != old_floor):
+    # The first baseline always writes the floor's first history row, even at the same
+    # value: that row is what closes init_floor for good (floor_initialisable).
+    moved_floor = floor_to > old_floor or initial
+    changed = policy_changes(policy, {"baseline": experiment, **({"min_pass_rate": floor_to} if moved_floor else {})})
+    policy.baseline = experiment
+    if moved_floor:
         policy.min_pass_rate = floor_to
         if initial:
             source, reason = (
@@ -118,6 +146,12 @@ def baseline_record(*, dataset, experiment, gate_run, floor_to, initial=False):
         FloorChange.objects.create(
             policy=policy, old_floor=old_floor, new_floor=floor_to, source=source,
             reason=f"{reason} ({floor_to:.3f})" if initial else reason, gate_run=gate_run,
+        )  # fmt: skip
+    if changed:
+        revision_record(
+            policy, changed, source=PolicyRevision.Source.GATE, key=gate_run.requested_by_key,
+            user=gate_run.requested_by, gate_run=gate_run,
+            reason=f"{experiment.name} recorded as the baseline by gate run {gate_run.pk}",
         )  # fmt: skip
     policy.save()
     return policy

@@ -40,7 +40,7 @@ FORMAT = "evalsite-project"
 VERSION = 1
 POLICY_FIELDS = (
     "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels",
+    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "input_match",
 )  # fmt: skip
 SPAN_FIELDS = ("input", "output", "status", "error", "latency_ms", "model", "usage", "attributes")
 SCORE_FIELDS = ("scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason", "detail", "source")

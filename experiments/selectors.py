@@ -61,6 +61,10 @@ def experiments_overview(*, project):
     return experiments
 
 
+# Fields a verdict recorded before they existed answers with: nothing was known to have moved.
+VERDICT_DEFAULTS = {"policy_revision": None, "bar_moved": [], "bar_moved_more": 0}
+
+
 def gate_run_answer(gate_run):
     """The gate's answer: its figures, ``cases`` (the gating ones, in report order) and
     ``quarantined`` (their results, not counted); or where a running or failed run stands."""
@@ -78,6 +82,7 @@ def gate_run_answer(gate_run):
     if rows is None:
         rows = list(GateCase.objects.filter(gate_run=gate_run).order_by("position").only("quarantined", "result"))
     return {
+        **VERDICT_DEFAULTS,
         **gate_run.result,
         "cases": [row.result for row in rows if not row.quarantined],
         "quarantined": [row.result for row in rows if row.quarantined],

@@ -9,14 +9,21 @@ runs with both: ``n``, ``accuracy``, Cohen's ``kappa`` (agreement beyond chance:
 as when every verdict on both sides is the same), the confusion matrix (rows: the
 reviewers, columns: the judge) and the runs where they disagree. Everything is counted
 in SQL, so the figures follow a re-scored judge or an edited label at once.
+
+Only the judge as it is configured now counts: its model (the score's
+``scorer_version``) and the criterion's question (the score's config). A new model or a
+reworded question starts the criterion's calibration again, so a judge nobody compared
+with people never inherits another judge's kappa.
 """
 
 from dataclasses import dataclass
 
 from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Sum, Value, When
 
+from checks.scorers import config_hash
 from datasets.models import Trace
 from scoring.freshness import scores_fresh
+from scoring.judge.selectors import judge_get
 from scoring.labels import label_scorer_id
 from scoring.models import Score, ScoreSource
 
@@ -41,6 +48,17 @@ class Agreement:
         }
 
 
+def _current_judge_scores(project, criterion):
+    """Judge scores of ``criterion`` by the judge configured now (model and question); all of them without one."""
+    scores = Score.objects.filter(scorer=criterion, source=ScoreSource.JUDGE)
+    judge = judge_get(project)
+    if judge is None:
+        return scores
+    return scores.filter(
+        scorer_version=judge.model, config_hash=config_hash({"question": judge.criteria.get(criterion, "")})
+    )
+
+
 def _paired_runs(project, criterion):
     """The project's runs with a reviewers' verdict and a judge verdict on ``criterion``, annotated."""
     labels = (
@@ -49,9 +67,7 @@ def _paired_runs(project, criterion):
         .annotate(vote=Sum(Case(When(passed=True, then=Value(1)), default=Value(-1), output_field=IntegerField())))
         .values("vote")
     )
-    judged = scores_fresh(
-        Score.objects.filter(trace=OuterRef("pk"), scorer=criterion, source=ScoreSource.JUDGE)
-    ).order_by("-id")
+    judged = scores_fresh(_current_judge_scores(project, criterion).filter(trace=OuterRef("pk"))).order_by("-id")
     return (
         Trace.objects.filter(project=project)
         .annotate(
@@ -122,7 +138,8 @@ def advisory_reason(agreement, *, min_kappa, min_labels):
     needs = f"needs {min_kappa:.2f} on {min_labels}"
     if agreement.n < min_labels:
         kappa = "kappa n/a" if agreement.kappa is None else f"kappa {agreement.kappa:.2f}"
-        return f"{agreement.criterion}: advisory, {kappa} on {agreement.n} labels ({needs})"
+        since = " (calibration starts again with each judge model and question)" if agreement.n == 0 else ""
+        return f"{agreement.criterion}: advisory, {kappa} on {agreement.n} labels ({needs}){since}"
     if agreement.kappa is None:
         return f"{agreement.criterion}: advisory, kappa undefined on {agreement.n} labels (every verdict the same; {needs})"
     if agreement.kappa < min_kappa:

@@ -1,6 +1,7 @@
 """Named actors shared by the tests.
 
-acme is the project under test: alice administers it, bob reviews, victor only views.
+acme is the project under test: alice administers it, bob reviews, victor only views;
+``api()`` holds acme's admin key, ``ci_api()`` a key of the scopes a CI job holds.
 umbrella is another project: charlie administers it and is an outsider to acme. Every
 endpoint has a test where charlie's key asks for acme's data and gets a 404.
 """
@@ -14,6 +15,7 @@ from rest_framework.test import APIClient
 
 from evalsite.models import Project, Role
 from evalsite.projects import api_key_create, membership_set, project_create
+from evalsite.scopes import ADMIN, DEFAULT_SCOPES
 
 PASSWORD = "correct horse battery staple"
 
@@ -40,6 +42,11 @@ class Actors:
     def outsider_api(self):
         return self.api(self.umbrella_key)
 
+    def ci_api(self, scopes=DEFAULT_SCOPES):
+        """An API client holding a new acme key of ``scopes`` (what a CI job holds by default)."""
+        _, key = api_key_create(project=self.acme, name="ci " + ",".join(scopes), scopes=scopes)
+        return self.api(key)
+
 
 @cache
 def _password_hash():
@@ -62,6 +69,6 @@ def actors_create():
     membership_set(user=bob, project=acme, role=Role.REVIEWER)
     membership_set(user=victor, project=acme, role=Role.VIEWER)
     membership_set(user=charlie, project=umbrella, role=Role.ADMIN)
-    _, acme_key = api_key_create(project=acme, name="ci")
-    _, umbrella_key = api_key_create(project=umbrella, name="ci")
+    _, acme_key = api_key_create(project=acme, name="ci", scopes=[ADMIN])
+    _, umbrella_key = api_key_create(project=umbrella, name="ci", scopes=[ADMIN])
     return Actors(acme, umbrella, alice, bob, victor, charlie, acme_key, umbrella_key)

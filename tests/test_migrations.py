@@ -118,5 +118,6 @@ def test_a_database_on_the_old_schema_migrates_with_every_row():
     assert GatePolicy.objects.get().baseline == experiment and FloorChange.objects.get().gate_run == gate_run
     assert ScoringChunk.objects.get().trace_pks == pks["runs"] and ScoringPass.objects.count() == 1
     assert ApiKey.objects.count() == Membership.objects.count() == QuotaWindow.objects.count() == 1
+    assert ApiKey.objects.get().full_access, "a key made before scopes keeps full access"
     assert Heartbeat.objects.get().hostname == "worker@old"
     assert experiment.gate_runs.get() == gate_run and list(experiment.traces.order_by("trace_id")) == runs

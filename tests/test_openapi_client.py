@@ -17,6 +17,7 @@ import pytest
 
 from evalgate import Tracer
 from evalsite.projects import api_key_create, project_create
+from evalsite.scopes import ADMIN
 from examples.reservo import GOLDEN_CASES_PATH, load_golden_cases
 from examples.reservo.tracing import case_trace
 from tests.live import web_server
@@ -55,7 +56,7 @@ def generated(live_url, tmp_path_factory):
 @pytest.fixture
 def api(live_url, transactional_db, generated):
     project = project_create(slug="generated", name="Generated")
-    _, key = api_key_create(project=project, name="ci")
+    _, key = api_key_create(project=project, name="ci", scopes=[ADMIN])
     package, _ = generated
     return package.AuthenticatedClient(base_url=live_url, token=key, raise_on_unexpected_status=True), key
 

@@ -208,3 +208,13 @@ def test_a_scoring_request_names_a_scorer_by_id_or_with_a_config_of_its_own(sche
     assert not check.is_valid([7])
     passes = schema["components"]["schemas"]["PassOut"]["properties"]["scorers"]
     assert passes["items"] == scorers["items"]
+
+
+def test_the_policys_input_match_and_the_verdicts_input_mismatches_are_documented(schema):
+    components = schema["components"]["schemas"]
+    policy_in = components["GatePolicyIORequest"]["properties"]["input_match"]
+    assert "warn" in json.dumps(policy_in) and "require" in json.dumps(policy_in)
+    assert "input_match" in components["GatePolicyOut"]["required"]
+    mismatches = components["GateVerdict"]["properties"]["input_mismatches"]
+    assert mismatches["items"] == {"$ref": "#/components/schemas/GateInputMismatch"}
+    assert components["GateInputMismatch"]["required"] == ["case", "trace_id"]

@@ -2,7 +2,7 @@
 
 ``ask_judge(judge, messages)`` returns ``(outcome, facts)``: a 2xx ``HttpReply`` whose
 body is to be read, or the ``Abstain`` that says why there is none (``unreachable``,
-``timeout``, ``rate_limited``, ``http_error``, ``reply_too_large``); ``facts`` is what
+``address_refused``, ``timeout``, ``rate_limited``, ``http_error``, ``reply_too_large``); ``facts`` is what
 every detail carries: ``attempts`` (calls made) and ``structured_output`` (whether the
 last call asked for the verdict's schema).
 
@@ -47,7 +47,13 @@ def _post(judge, messages, use_schema, deadline):
     if use_schema:
         payload["response_format"] = structured.RESPONSE_FORMAT
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return post_with_retries(judge.url, body=body, headers=request_headers(judge.api_key), deadline=deadline)
+    return post_with_retries(
+        judge.url,
+        body=body,
+        headers=request_headers(judge.api_key),
+        deadline=deadline,
+        allow_private=judge.allow_private,
+    )
 
 
 def request_headers(api_key):

@@ -16,6 +16,11 @@ status, or an ``Abstain`` when no status came back:
   is asked for without content encoding, so those are the bytes that are parsed.
 - Connection refused, unknown host, TLS failure, a connection broken mid-reply:
   ``Abstain("unreachable")`` with the underlying error's text and the phase it happened in.
+- Where the call may go is ``checks.outbound``'s rule, checked twice: the URL's host
+  (every address it resolves to) before connecting, then the address the socket actually
+  connected to, before a byte is sent (a name may resolve elsewhere a moment later). A
+  refused target is ``Abstain("address_refused")`` naming why; nothing is sent to it.
+  ``allow_private`` lets loopback and private addresses through.
 - HTTPS verifies certificates with the system's trust store (``SSL_CERT_FILE`` /
   ``SSL_CERT_DIR`` add a private CA). Environment proxy variables are not used.
 
@@ -34,6 +39,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from checks.outbound import address_refusal, host_refusal
 from checks.scorers.base import Abstain
 
 MAX_REPLY_BYTES = 1024 * 1024
@@ -100,9 +106,16 @@ class _Timeout(Exception):
     pass
 
 
-def http_post(url, *, body, headers, deadline, max_bytes=MAX_REPLY_BYTES):
+class _Refused(Exception):
+    """The address the call connected to is one the outbound rule refuses."""
+
+
+def http_post(url, *, body, headers, deadline, max_bytes=MAX_REPLY_BYTES, allow_private=False):
     """POST ``body`` to ``url`` before ``deadline``; an ``HttpReply`` (any status) or an ``Abstain``."""
-    call = _Call(deadline)
+    refusal = _url_refusal(url, allow_private)
+    if refusal is not None:
+        return _refused(refusal)
+    call = _Call(deadline, allow_private)
     call.watchdog.start()
     try:
         return call.post(url, body, headers, max_bytes)
@@ -115,7 +128,8 @@ def http_post(url, *, body, headers, deadline, max_bytes=MAX_REPLY_BYTES):
 class _Call:
     """One POST under one deadline, connect to last byte; ``phase`` names where it is."""
 
-    def __init__(self, deadline):
+    def __init__(self, deadline, allow_private):
+        self.allow_private = allow_private
         self.started = time.monotonic()
         self.deadline = deadline
         self.watchdog = _Watchdog(deadline - self.started)
@@ -135,6 +149,20 @@ class _Call:
             sock = stream.get_extra_info("socket") if stream is not None else None
             if sock is not None:
                 self.watchdog.watch(sock)
+                if event == "connection.connect_tcp.complete":
+                    self.check_peer(sock)
+
+    def check_peer(self, sock):
+        """The connected address, judged before the request is sent (see the module docstring)."""
+        try:
+            peer = sock.getpeername()[0]
+        except OSError:
+            return
+        refusal = address_refusal(peer.split("%")[0], allow_private=self.allow_private)
+        if refusal is not None:
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            raise _Refused(refusal)
 
     def post(self, url, body, headers, max_bytes):
         headers = {**headers, "Accept-Encoding": "identity"}
@@ -180,6 +208,9 @@ class _Call:
 
     def failure(self, exc):
         """The ``Abstain`` for a call that got no status; anything but a network error is raised."""
+        refused = _refused_cause(exc)
+        if refused is not None:
+            return _refused(str(refused))
         timed_out = isinstance(exc, _Timeout | httpx.TimeoutException)
         if timed_out or self.watchdog.fired or time.monotonic() >= self.deadline:
             seconds = round(self.deadline - self.started, 3)
@@ -197,6 +228,26 @@ class _Call:
             "unreachable",
             {"message": f"the judge could not be reached ({self.phase}): {error}", "error": error, "phase": self.phase},
         )
+
+
+def _url_refusal(url, allow_private):
+    try:
+        host = httpx.URL(url).host
+    except (httpx.InvalidURL, TypeError):
+        return None  # httpx refuses it itself, as an unreachable call
+    return host_refusal(host, allow_private=allow_private)
+
+
+def _refused(refusal):
+    return Abstain("address_refused", {"message": f"the judge may not be called there: {refusal}"})
+
+
+def _refused_cause(exc):
+    for _ in range(8):
+        if exc is None or isinstance(exc, _Refused):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def tls_context():

@@ -30,12 +30,12 @@ MIN_ATTEMPT_SECONDS = 0.5
 _FIRST_BACKOFF_SECONDS = 0.5
 
 
-def post_with_retries(url, *, body, headers, deadline):
+def post_with_retries(url, *, body, headers, deadline, allow_private=False):
     """``(HttpReply | Abstain, attempts)`` for one judge call, retried before ``deadline`` (monotonic)."""
     attempts = 0
     while True:
         attempts += 1
-        reply = http_post(url, body=body, headers=headers, deadline=deadline)
+        reply = http_post(url, body=body, headers=headers, deadline=deadline, allow_private=allow_private)
         if not is_retryable(reply) or attempts >= MAX_ATTEMPTS:
             return reply, attempts
         wait = retry_wait(reply.headers, attempts)

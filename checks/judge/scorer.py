@@ -43,7 +43,15 @@ logger = logging.getLogger("scoring.judge")
 # judge timeout, the one run that fits is judged.
 DEADLINE_TOLERANCE_SECONDS = 0.5
 # Abstentions that say the model server is down, slow or refusing: an operator wants to see them.
-_OPERATIONAL = {"unreachable", "timeout", "rate_limited", "http_error", "reply_too_large", "bad_response"}
+_OPERATIONAL = {
+    "unreachable",
+    "address_refused",
+    "timeout",
+    "rate_limited",
+    "http_error",
+    "reply_too_large",
+    "bad_response",
+}
 
 
 def judge_score(*, config, criterion_id, run, deadline=None):

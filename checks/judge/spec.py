@@ -9,7 +9,7 @@ does not carry it.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 DEFAULT_TIMEOUT_SECONDS = 30
@@ -28,6 +28,9 @@ class Judge:
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
     criteria: Mapping[str, str] = field(default_factory=dict)
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    # Whether loopback and private addresses may be called (``checks.outbound``): the
+    # server's setting, never the project's; off unless the caller says so.
+    allow_private: bool = False
 
     def __post_init__(self):
         # Shared read-only between the pool's threads.
@@ -44,10 +47,14 @@ class Judge:
         return self.endpoint.strip().rstrip("/") + "/chat/completions"
 
 
-def judge_from(config):
-    """A ``Judge`` from a ``Judge``, a ``JudgeConfig`` row or anything with the same attributes."""
+def judge_from(config, *, allow_private=None):
+    """A ``Judge`` from a ``Judge``, a ``JudgeConfig`` row or anything with the same attributes.
+
+    ``allow_private`` (when given) sets whether loopback and private addresses may be
+    called; otherwise a ``Judge`` keeps its own and anything else gets ``False``.
+    """
     if isinstance(config, Judge):
-        return config
+        return config if allow_private is None else replace(config, allow_private=allow_private)
     return Judge(
         endpoint=config.endpoint or "",
         model=config.model or "",
@@ -55,6 +62,7 @@ def judge_from(config):
         timeout_seconds=int(config.timeout_seconds),
         criteria=dict(config.criteria or {}),
         max_concurrency=int(getattr(config, "max_concurrency", DEFAULT_MAX_CONCURRENCY)),
+        allow_private=bool(allow_private),
     )
 
 

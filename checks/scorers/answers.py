@@ -16,12 +16,18 @@ Rules (docs/scorers.md states them with examples):
   expectation, the expected answer is the value.
 - json_valid: a string answer must parse as strict JSON (no ``NaN``); a structured
   answer (object, array, number, boolean) is JSON already. With a schema, the parsed
-  answer must also validate; every error is listed with its path.
+  answer must also validate; every error is listed with its path. With an expected
+  answer (``expected``; from the case under ``answer_check: json``), the parsed answer
+  must equal the parsed expected answer: objects with the same keys, lists of the same
+  length in the same order, JSON equality below; a matcher (``{"$regex": ...}``,
+  ``$approx``, ``$in``, ``$any``, see ``matchers``) inside the expected answer matches
+  instead of comparing. Every difference is listed with its path.
 """
 
 from jsonschema.exceptions import SchemaError
 
 from .base import Abstain, Result, Scorer
+from .matchers import matcher_problems, value_mismatches
 from .schemas import schema_errors
 from .values import answer_texts, canonical_json, is_empty, json_equal, json_from_string, json_type, preview
 
@@ -133,23 +139,57 @@ def json_valid(run, config):
             return Result.verdict(False, f"the answer is not JSON: {parsed}", detail)
     else:
         parsed = run.output
+    if schema is not None:
+        try:
+            errors = schema_errors(schema, parsed)
+        except SchemaError as exc:
+            return Abstain("invalid_schema", {"message": f"the configured schema is invalid: {exc.message}"})
+        detail["errors"] = errors
+        if errors:
+            first = errors[0]
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            return Result.verdict(False, f"{first['path']}: {first['message']}{more}", detail)
+    if "expected" in config:
+        return _json_compared(parsed, config["expected"], detail)
     if schema is None:
         return Result.verdict(True, "the answer is valid JSON", detail)
-    try:
-        errors = schema_errors(schema, parsed)
-    except SchemaError as exc:
-        return Abstain("invalid_schema", {"message": f"the configured schema is invalid: {exc.message}"})
-    detail["errors"] = errors
-    if errors:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return Result.verdict(False, f"{first['path']}: {first['message']}{more}", detail)
     return Result.verdict(True, "the answer is valid JSON and matches the schema", detail)
 
 
+def _json_expected(expected):
+    """The expected answer as JSON: a string that holds JSON is parsed (a reviewer may write it as text)."""
+    if isinstance(expected, str):
+        ok, parsed = json_from_string(expected)
+        if ok:
+            return parsed
+    return expected
+
+
+def _json_compared(parsed, expected, detail):
+    want = _json_expected(expected)
+    problems = matcher_problems(want, "expected_output")
+    if problems:
+        path, message = problems[0]
+        return Abstain("invalid_expected", {"message": f"{path}: {message}"})
+    detail["answer_compared"] = True
+    mismatches = value_mismatches(want, parsed, "$", exact_keys=True, unexpected="unexpected key")
+    detail["mismatches"] = [{"path": path, "message": text} for path, text in mismatches]
+    if mismatches:
+        # A wrong answer, not a malformed one: reported with the answer checks, not the schema's.
+        detail["category"] = "output"
+        path, text = mismatches[0]
+        more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
+        return Result.verdict(False, f"{path}: {text}{more}", detail)
+    return Result.verdict(True, "the answer equals the expected answer as JSON", detail)
+
+
 def _json_valid_from_case(run):
-    schema = run.expectations.get("output_schema")
-    return None if schema is None else {"schema": schema}
+    config = {}
+    if "output_schema" in run.expectations:
+        config["schema"] = run.expectations["output_schema"]
+    if run.expectations.get("answer_check") == "json" and run.expected_output is not None:
+        config["expected"] = run.expected_output
+    return config or None
 
 
 SCORERS = (
@@ -215,13 +255,20 @@ SCORERS = (
     ),
     Scorer(
         id="json_valid",
-        description="The answer parses as JSON and, given a schema, validates against it.",
+        description="The answer parses as JSON and, given a schema, validates against it; given an expected "
+        "answer, equals it as JSON.",
         version="1",
         kind="builtin",
         needs_config=False,
         config_schema={
             "type": "object",
-            "properties": {"schema": {"type": "object", "description": "JSON Schema the answer must satisfy."}},
+            "properties": {
+                "schema": {"type": "object", "description": "JSON Schema the answer must satisfy."},
+                "expected": {
+                    "description": "The answer expected, compared as JSON (matchers allowed); from the case's "
+                    "expected_output under answer_check: json."
+                },
+            },
             "additionalProperties": False,
         },
         category="schema",

@@ -91,8 +91,11 @@ def _matches(expected, actual):
     return any(json_equal(option, actual) for option in expected["$in"])
 
 
-def value_mismatches(expected, actual, path, *, exact_keys=False):
-    """Every difference between ``expected`` (literals and matchers) and ``actual``, as ``(path, text)``."""
+def value_mismatches(expected, actual, path, *, exact_keys=False, unexpected="unexpected argument"):
+    """Every difference between ``expected`` (literals and matchers) and ``actual``, as ``(path, text)``.
+
+    With ``exact_keys`` a key of ``actual`` that ``expected`` does not list is a difference worded ``unexpected``.
+    """
     if is_matcher(expected):
         return [] if _matches(expected, actual) else [(path, f"expected {describe(expected)}, got {_shown(actual)}")]
     if isinstance(expected, dict) and isinstance(actual, dict):
@@ -101,14 +104,16 @@ def value_mismatches(expected, actual, path, *, exact_keys=False):
             if key not in actual:
                 out.append((f"{path}.{key}", f"missing (expected {describe(want)})"))
             else:
-                out.extend(value_mismatches(want, actual[key], f"{path}.{key}", exact_keys=exact_keys))
+                out.extend(
+                    value_mismatches(want, actual[key], f"{path}.{key}", exact_keys=exact_keys, unexpected=unexpected)
+                )
         if exact_keys:
-            out.extend((f"{path}.{key}", "unexpected argument") for key in actual if key not in expected)
+            out.extend((f"{path}.{key}", unexpected) for key in actual if key not in expected)
         return out
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         out = []
         for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            out.extend(value_mismatches(want, got, f"{path}[{index}]", exact_keys=exact_keys))
+            out.extend(value_mismatches(want, got, f"{path}[{index}]", exact_keys=exact_keys, unexpected=unexpected))
         return out
     if isinstance(expected, dict | list) or not json_equal(expected, actual):
         return [(path, f"expected {describe(expected)}, got {_shown(actual)}")]

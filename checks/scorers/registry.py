@@ -61,8 +61,20 @@ def answer_check_scorer(answer_check):
 
 
 def answer_is_checked(expected_output, expectations):
-    """Whether a case's expected answer is checked: it has none, or its ``answer_check`` says how (or ``none``)."""
-    return expected_output is None or "answer_check" in expectations
+    """Whether a case's expected answer is checked: it has none, or its ``answer_check`` names a check that
+    reads it (``exact``, ``json``, a judge criterion, or ``contains`` with no ``contains`` expectation).
+
+    ``regex`` reads ``output_regex`` and ``none`` reads nothing: the expected answer is not compared, and
+    the case does not claim it is.
+    """
+    if expected_output is None:
+        return True
+    answer_check = expectations.get("answer_check")
+    if answer_check in (None, "none", "regex"):
+        return False
+    if answer_check == "contains":
+        return "contains" not in expectations
+    return True
 
 
 def scorer_get(scorer_id):

@@ -234,5 +234,10 @@ def trials_check(client: Client, dataset: str, trials: int) -> None:
         raise EvalgateError(f"--trials {trials}: this server's gate policy has no trials (it reads one run per case)")
     raise EvalgateError(
         f"--trials {trials}: the gate policy of dataset {dataset} needs {needed} trials per case; "
-        f'run that many, or change the policy (PUT /v1/api/datasets/{dataset}/gate-policy {{"trials": {trials}}})'
+        f"run --trials {needed}"
+        + (
+            " (fewer trials loosen the gate: only a project admin may change that, with a reason)"
+            if trials < needed
+            else ""
+        )
     )

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from .files import parent_ensure
-from .lines import baseline_of, case_evidence, case_findings, case_measured, case_passed, number_text
+from .lines import bar_move_text, baseline_of, case_evidence, case_findings, case_measured, case_passed, number_text
 
 _XML_INVALID = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -59,8 +59,10 @@ def _properties(gate: dict) -> ET.Element | None:
         ("delta", gate.get("delta")),
         ("gate_run_id", gate.get("gate_run_id")),
         ("gate_run_url", gate.get("url")),
+        ("policy_revision", gate.get("policy_revision")),
     )
     present = [(key, value) for key, value in figures if value is not None]
+    present += [("bar_moved", bar_move_text(m)) for m in gate.get("bar_moved") or [] if isinstance(m, dict)]
     if not present:  # some readers want at least one <property> in <properties>
         return None
     props = ET.Element("properties")

@@ -148,6 +148,24 @@ def figures_line(gate: dict, sep: str = "  ") -> str:
     return sep.join(parts)
 
 
+def bar_move_text(move: dict) -> str:
+    """``policy: max_flaky 0 → none (key ci, 2026-12-02T10:00:00+00:00; why: flaky vendor)``."""
+    who = ", ".join(str(part) for part in (move.get("by"), move.get("at")) if part)
+    why = f"; why: {move['reason']}" if move.get("reason") else ""
+    return f"{move.get('kind', 'bar')}: {move.get('what', '?')} ({who}{why})"
+
+
+def bar_moved_lines(gate: dict) -> list[str]:
+    """``bar moved since baseline:`` and one indented line per move; nothing when the bar held."""
+    moves = [m for m in gate.get("bar_moved") or [] if isinstance(m, dict)]
+    if not moves:
+        return []
+    lines = ["bar moved since baseline:"] + [f"  {bar_move_text(m)}" for m in moves]
+    if gate.get("bar_moved_more"):
+        lines.append(f"  ... and {gate['bar_moved_more']} more (see the gate run)")
+    return lines
+
+
 def format_verdict(gate: dict) -> str:
     """The text ``evalgate gate`` prints: the seed's 1 + N lines, then figures and reasons."""
     cases = gate.get("cases") or []
@@ -156,6 +174,7 @@ def format_verdict(gate: dict) -> str:
     lines += [case_line(case) for case in cases]
     lines += ["", figures_line(gate)]
     lines += [f"blocked by: {item}" for item in gate.get("blocked_by") or []]
+    lines += bar_moved_lines(gate)
     if gate.get("unmeasured_cases"):
         lines.append(f"unmeasured cases: {gate['unmeasured_cases']} (allowed: {gate.get('max_abstained', 0)})")
     lines += [f"advisory: {item}" for item in gate.get("advisory") or []]
@@ -164,6 +183,10 @@ def format_verdict(gate: dict) -> str:
         lines.append(f"quarantined: {case.get('name', '?')} {state} (not counted)")
     if gate.get("unchecked_answers"):
         lines.append("expected answers nothing checks: " + ", ".join(str(n) for n in gate["unchecked_answers"]))
+    lines += [
+        f"warning: run {m.get('trace_id')} does not carry the input of its case {m.get('case')}: attached to the wrong case?"
+        for m in gate.get("input_mismatches") or []
+    ]
     if gate.get("gate_run_id") is not None:
         lines.append(f"gate run: {gate['gate_run_id']}" + (f"  {gate['url']}" if gate.get("url") else ""))
     failed = [case for case in cases if not case_passed(case)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import EvalgateError
 from .files import parent_ensure
-from .lines import case_findings, case_measured, case_passed, figures_line, gate_counts
+from .lines import bar_move_text, case_findings, case_measured, case_passed, figures_line, gate_counts
 
 # A step summary is capped at 1 MiB, and a person reads the first screen: list the
 # failures (up to this many) and count the rest. JUnit and the log keep every case.
@@ -99,6 +99,12 @@ def format_markdown(gate: dict) -> str:
     blocked = gate.get("blocked_by") or []
     if blocked:
         lines += [f"- blocked by: {_md_text(item)}" for item in blocked] + [""]
+    moved = [m for m in gate.get("bar_moved") or [] if isinstance(m, dict)]
+    if moved:
+        lines += ["**Bar moved since baseline:**", ""] + [f"- {_md_text(bar_move_text(m))}" for m in moved]
+        if gate.get("bar_moved_more"):
+            lines.append(f"- and {_md_text(gate['bar_moved_more'])} more")
+        lines.append("")
     notes = [f"- advisory: {_md_text(item)}" for item in gate.get("advisory") or []]
     notes += [
         f"- quarantined (not counted): {_md_code(c.get('name', '?'))} {'PASS' if case_passed(c) else 'FAIL'}"

@@ -7,11 +7,13 @@ the models in the order first used, and states how the run's cost was found:
 ``{"estimated": bool, "sources": [...]}``, or ``{"unknown_price": [models]}`` when a
 model call with tokens has no known price, in which case the run's cost is left empty
 (an understated cost would pass a budget it should fail). A call with a model and only a
-total token count is of unknown price too: the total cannot be priced.
+total token count is of unknown price too: the total cannot be priced. A call whose
+tokens price beyond what a cost can hold is rejected alone, with a reason; the rest of
+the export is kept.
 """
 
 from datasets.models import ModelPrice, Span, SpanKind
-from datasets.otlp.pricing import PRICE_TABLE, PRICE_TABLE_VERSION, Price, price_call
+from datasets.otlp.pricing import PRICE_TABLE, PRICE_TABLE_VERSION, CostOutOfRange, Price, price_call
 
 TOKEN_FIELDS = (
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -28,10 +30,15 @@ def price_overrides(project):
 
 
 def spans_price(project, by_trace):
-    """Price the mapped model calls of ``{trace_id: {span_id: MappedSpan}}`` that sent no cost."""
+    """Price the mapped model calls of ``{trace_id: {span_id: MappedSpan}}`` that sent no cost.
+
+    Returns the rejections, as sentences: a call priced beyond what a cost can hold is
+    removed from ``by_trace`` (and its run, when it was the run's only span).
+    """
     overrides = None
-    for spans in by_trace.values():
-        for span in spans.values():
+    rejected = []
+    for trace_id, spans in list(by_trace.items()):
+        for span_id, span in list(spans.items()):
             if span.kind != SpanKind.LLM:
                 continue
             if span.cost_cents is not None:
@@ -47,12 +54,20 @@ def spans_price(project, by_trace):
                 continue
             if overrides is None:
                 overrides = price_overrides(project)
-            priced = price_call(model=span.model, provider=span.provider, usage=usage, overrides=overrides)
+            try:
+                priced = price_call(model=span.model, provider=span.provider, usage=usage, overrides=overrides)
+            except CostOutOfRange as exc:
+                del spans[span_id]
+                rejected.append(f"span {span_id} of run {trace_id}: its tokens price at {exc}")
+                continue
             if priced.cents is None:
                 span.usage = {**usage, "unknown_price": True}
             else:
                 span.cost_cents = priced.cents
                 span.usage = {**usage, "cost_source": priced.source, "priced_as": priced.priced_as}
+        if not spans:
+            del by_trace[trace_id]
+    return rejected
 
 
 def runs_usage(pks):

@@ -22,8 +22,9 @@ Spans of one trace may come in several exports, in any order, and again on retri
   (spans of known runs are free). Over quota, the whole export is refused (429 with
   ``Retry-After``) and nothing is written.
 - **Rejected spans.** A span that cannot be used (see ``mapping``), one whose trace id
-  names a run sent through ``/v1/api/traces``, or one past ``MAX_SPANS_PER_RUN`` spans
-  in its run is counted as rejected with a reason; the others are written.
+  names a run sent through ``/v1/api/traces``, one whose tokens price beyond what a cost
+  can hold (``costs``), or one past ``MAX_SPANS_PER_RUN`` spans in its run is counted as
+  rejected with a reason; the others are written.
 - **Overload.** A database that does not answer in time (a lock wait that ends in a
   timeout or deadlock, SQLite's busy timeout, a lost connection) is reported as
   ``Overloaded`` (503 with ``Retry-After``): the exporter retries and the rolled-back
@@ -97,7 +98,9 @@ def otlp_spans_ingest(*, project, spans):
         with transaction.atomic():
             traces_lock(project, by_trace)
             spans_join_logs(project, by_trace)
-            spans_price(project, by_trace)
+            priced_out = spans_price(project, by_trace)
+            outcome.rejected += len(priced_out)
+            outcome.problems += priced_out
             _merge(project, by_trace, outcome)
     except OperationalError as exc:
         # Lock timeouts, deadlocks, "database is locked", lost connections: all

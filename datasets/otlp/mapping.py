@@ -98,6 +98,8 @@ _TOTAL_TOKENS = ("llm.token_count.total", "llm.usage.total_tokens")
 _CENT = Decimal("0.000001")
 # Costs are stored as decimal(14, 6): below 10^8 cents. Anything larger is not a real cost.
 COST_CEILING_CENTS = Decimal(10**8)
+# A token count is a 64-bit integer in OTLP; a float beyond it (1e300) is not a count.
+MAX_TOKENS = 2**63 - 1
 _JSON_MIME = "application/json"
 
 
@@ -291,10 +293,10 @@ def _model(attrs, used):
 def _count(value):
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) and value >= 0:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_TOKENS:
         return value
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
     return None
 
 
@@ -315,7 +317,7 @@ def _usage(attrs, used):
             usage[field] = count
     total = _take_count(attrs, _TOTAL_TOKENS, used)
     if total is None and usage:
-        total = sum(usage.values())
+        total = _count(sum(usage.values()))
     # Cached tokens are part of the input tokens, reasoning tokens of the output tokens:
     # counted apart, not added to the total.
     for field, keys in (

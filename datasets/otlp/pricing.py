@@ -9,8 +9,10 @@ A call is priced only when it has a model and token counts and sent no cost of i
 (a sent cost always wins). Its ``usage`` then records how: ``cost_source`` is
 ``reported`` (sent), ``override`` or ``genai-prices`` (both estimated, with the
 ``priced_as`` provider/model that matched), and ``unknown_price`` is true when no price
-is known for the model, so the run's cost is left empty rather than understated. Pure:
-no Django, no database (the overrides are passed in).
+is known for the model, so the run's cost is left empty rather than understated. A
+cost that comes to ``COST_CEILING_CENTS`` or more (tokens no real call spends) raises
+``CostOutOfRange``: it is bounded here, where it is computed, so no caller can store a
+number the column cannot hold. Pure: no Django, no database (the overrides are passed in).
 """
 
 import functools
@@ -20,6 +22,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from genai_prices import Usage, calc_price, data_snapshot
+
+from datasets.otlp.mapping import COST_CEILING_CENTS
 
 PRICE_TABLE = "genai-prices"
 PRICE_TABLE_VERSION = importlib.metadata.version("genai-prices")
@@ -35,6 +39,14 @@ _PROVIDERS = {
     "azure.ai.inference": "azure",
     "x_ai": "x-ai",
 }
+
+
+class CostOutOfRange(ValueError):
+    """The tokens of a call price at more cents than a cost can be."""
+
+    def __init__(self, cents):
+        super().__init__(f"{cents:.2f} cents, beyond the most a cost can be ({COST_CEILING_CENTS - 1} cents)")
+        self.cents = cents
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +67,17 @@ class Priced:
 
 
 def price_call(*, model, provider, usage, overrides):
-    """``Priced`` for one call's ``usage`` (token counts) by ``model``; cents ``None`` when unknown."""
+    """``Priced`` for one call's ``usage`` (token counts) by ``model``; cents ``None`` when unknown.
+
+    Raises ``CostOutOfRange`` when the cost comes to ``COST_CEILING_CENTS`` or more.
+    """
     tokens = {
         k: int((usage or {}).get(k) or 0)
         for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     }
     override = overrides.get(model)
     if override is not None:
-        return Priced(_override_cents(override, tokens), "override", model)
+        return Priced(_bounded(_override_cents(override, tokens)), "override", model)
     usage_in = Usage(
         input_tokens=tokens["input_tokens"],
         output_tokens=tokens["output_tokens"],
@@ -74,7 +89,7 @@ def price_call(*, model, provider, usage, overrides):
         return Priced(None, None, None)
     table_provider, table_model = found
     price = table_model.calc_price(usage_in, table_provider, genai_request_timestamp=datetime.now(tz=UTC))
-    cents = (Decimal(price.total_price) * 100).quantize(_CENT)
+    cents = _bounded(Decimal(price.total_price) * 100)
     return Priced(cents, PRICE_TABLE, f"{table_provider.id}/{table_model.id}")
 
 
@@ -106,7 +121,14 @@ def _override_cents(price, tokens):
         + tokens["cache_write_tokens"] * cache_write
         + tokens["output_tokens"] * price.output
     ) / _MILLION
-    return (usd * 100).quantize(_CENT)
+    return usd * 100
+
+
+def _bounded(cents):
+    """``cents`` to the stored precision; compared first, as quantizing a huge number fails."""
+    if cents >= COST_CEILING_CENTS or cents.quantize(_CENT) >= COST_CEILING_CENTS:
+        raise CostOutOfRange(cents)
+    return cents.quantize(_CENT)
 
 
 def price_lookup(*, model, provider=None, overrides=None):

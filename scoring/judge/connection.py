@@ -4,10 +4,12 @@
 question about one fixed answer through the judge's own scoring path
 (``checks.judge.judge_score``), so the test meets exactly what a scoring pass would:
 the same URL, headers, deadline, 1 MiB cap and reply parsing. It returns a
-``ConnectionTest``: ``ok`` with the model's score and reason, or the abstention's
-reason code (``unreachable``, ``timeout``, ``rate_limited``, ``http_error``,
-``bad_response``, ``prose_reply``...), its message and the start of what the server
-said; the elapsed milliseconds, the calls made (retries on 429 and 5xx) and whether
+``ConnectionTest``: ``ok`` (reachable, speaks the OpenAI API) with the model's score and
+reason, or the abstention's reason code (``address_refused``, ``unreachable``,
+``timeout``, ``rate_limited``, ``http_error``, ``bad_response``, ``prose_reply``...) and
+its message. What the server sent back is never shown: the test answers whether the
+endpoint is a judge, not what some other service at that address says (the addresses
+it may reach are ``checks.outbound``'s rule). Also: the elapsed milliseconds, the calls made (retries on 429 and 5xx) and whether
 the server took the verdict's schema as structured output.
 
 The call's timeout is the judge's ``timeout_seconds``, cut to fit the server's request
@@ -36,7 +38,6 @@ PROBE_RUN = RunView(
     cost_cents=None,
     spans=(),
 )
-BODY_CHARS = 500
 # The page's own work around the call (session, template) needs a moment of the request's time.
 REQUEST_MARGIN_SECONDS = 2
 
@@ -51,14 +52,13 @@ class ConnectionTest:
     reason: str = ""  # the model's reason when ok, the abstention's reason code otherwise
     message: str = ""  # what went wrong, when not ok
     status: int | None = None  # the HTTP status, when the server answered with one
-    body: str = ""  # the start of the server's error body or reply (redacted), when there is one
     attempts: int = 0  # calls made: more than one when the server asked to try again (429, 5xx)
     structured_output: bool | None = None  # False when the server refused response_format
 
 
 def judge_connection_test(config):
     """One call to the judge configured by ``config`` (a ``JudgeConfig`` row or a ``Judge``); never raises."""
-    judge = judge_from(config)
+    judge = judge_from(config, allow_private=settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE)
     timeout = max(1, min(judge.timeout_seconds, settings.EVALSITE_REQUEST_TIMEOUT_SECONDS - REQUEST_MARGIN_SECONDS))
     probe = dataclasses.replace(judge, criteria={PROBE_CRITERION: PROBE_QUESTION}, timeout_seconds=timeout)
     started = time.monotonic()
@@ -74,7 +74,6 @@ def judge_connection_test(config):
             reason=outcome.reason,
             message=str(detail.get("message", "")),
             status=detail.get("status") if isinstance(detail.get("status"), int) else None,
-            body=str(detail.get("body") or detail.get("reply") or "")[:BODY_CHARS],
             **_call_facts(detail),
         )
     return ConnectionTest(

@@ -2,11 +2,14 @@
 
 - ``judge_config_get(project)``: the stored row, or None.
 - ``judge_get(project)``: a ``Judge`` ready for ``judge_score`` / ``judge_many``, or
-  None when the judge is off (no row, blank endpoint or model).
+  None when the judge is off (no row, blank endpoint or model). It carries the server's
+  ``EVALSITE_OUTBOUND_ALLOW_PRIVATE``, which every call's address is checked against.
 
 What the criteria mean for scoring requests (valid ids, caps, the unknown-scorer
 message) is ``scoring.catalog``.
 """
+
+from django.conf import settings
 
 from checks.judge.spec import judge_from
 from scoring.models import JudgeConfig
@@ -20,4 +23,4 @@ def judge_get(project):
     config = judge_config_get(project)
     if config is None or not config.is_configured:
         return None
-    return judge_from(config)
+    return judge_from(config, allow_private=settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE)

@@ -9,16 +9,25 @@ The api key is write-only: ``KEEP`` (the default) leaves the stored key as it is
 is what a form left blank means; ``""`` clears it (no ``Authorization`` header). The
 key is never part of an error or of the audit log line, which names the fields that
 changed.
+
+The endpoint's host must be one the server may call (``checks.outbound``, with
+``EVALSITE_OUTBOUND_ALLOW_PRIVATE``): a link-local or metadata address, or with the
+setting off a loopback or private one, is an ``endpoint`` error. The host is resolved
+here and checked again on every call.
 """
 
 import logging
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
 
 from checks.judge.spec import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_SECONDS
 from checks.judge.validation import judge_config_errors
+from checks.outbound import host_refusal
 from evalsite.errors import Invalid
 from evalsite.models import Project
+from evalsite.team import audit_record
 from scoring.labels import label_configs_for_criteria
 from scoring.models import JudgeConfig
 
@@ -36,6 +45,10 @@ class _Keep:
 # Leave the stored value unchanged (for a new configuration: the default).
 KEEP = _Keep()
 _FIELDS = ("endpoint", "model", "api_key", "timeout_seconds", "criteria", "max_concurrency")
+# The fields that change what the judge answers: a change of one moves the gate's bar,
+# recorded in the project's audit log under this action (the verdict lists it).
+JUDGE_CHANGE = "judge.change"
+_JUDGING_FIELDS = ("endpoint", "model", "criteria")
 
 
 def judge_configure(
@@ -51,6 +64,8 @@ def judge_configure(
     saving at once are applied one after the other. ``actor`` is the user (or None for
     the command line), recorded as ``updated_by``.
     """
+    # Resolved before the project row is locked: a slow resolver must not hold the lock.
+    refusal = _endpoint_refusal(_text(endpoint))
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
         config = JudgeConfig.objects.filter(project=project).first()
@@ -69,6 +84,8 @@ def judge_configure(
             "max_concurrency": current.max_concurrency if max_concurrency is KEEP else max_concurrency,
         }
         errors = judge_config_errors(**values)
+        if refusal and not any(e["field"] == "endpoint" for e in errors):
+            errors.append({"field": "endpoint", "message": f"is not an address the server may call: {refusal}"})
         if errors:
             raise Invalid("The judge configuration is invalid; see errors.", errors=errors)
         changed = [name for name in _FIELDS if config is None or getattr(config, name) != values[name]]
@@ -78,6 +95,14 @@ def judge_configure(
         current.save()
         # Reviewers calibrate each criterion with labels of the same name.
         label_configs_for_criteria(project=project, criteria=current.criteria)
+        judging = [name for name in changed if name in _JUDGING_FIELDS]
+        if config is not None and judging:
+            audit_record(
+                project=project,
+                actor=current.updated_by,
+                action=JUDGE_CHANGE,
+                summary="judge changed: " + "; ".join(_describe(name, values) for name in judging),
+            )
     logger.info(
         "judge of project %s %s by %s: %s",
         project.slug,
@@ -86,6 +111,16 @@ def judge_configure(
         ", ".join(_describe(name, values) for name in changed) or "nothing changed",
     )
     return current
+
+
+def _endpoint_refusal(endpoint):
+    if not isinstance(endpoint, str) or not endpoint:
+        return None
+    try:
+        host = urlsplit(endpoint).hostname
+    except ValueError:
+        return None  # the endpoint's own rule names the problem
+    return host_refusal(host, allow_private=settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE) if host else None
 
 
 def _text(value):

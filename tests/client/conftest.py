@@ -4,6 +4,7 @@ import pytest
 
 import evalgate
 from evalsite.projects import api_key_create, project_create
+from evalsite.scopes import ADMIN
 from examples.reservo import GOLDEN_CASES_PATH
 from tests.live import web_server
 
@@ -18,7 +19,7 @@ def live_url(django_db_setup):
 def server(live_url, transactional_db):
     """The live server's URL and a key of a fresh project (the database is emptied after each test)."""
     project = project_create(slug="client-e2e", name="Client end to end")
-    _, key = api_key_create(project=project, name="ci")
+    _, key = api_key_create(project=project, name="ci", scopes=[ADMIN])
     return live_url, key
 
 

@@ -201,6 +201,7 @@ def test_the_actions_gate_passes_with_exit_0_and_refuses_a_trials_mismatch(serve
     assert reservo.request("GET", reservo.url("datasets/reservo/gate-policy"))[1]["baseline"] == "main-1"
     assert mismatch[-1][1].returncode == 2
     assert "--trials 3" in mismatch[-1][1].stderr
+    assert "run --trials 1" in mismatch[-1][1].stderr and "PUT" not in mismatch[-1][1].stderr  # never "loosen it"
 
 
 def test_the_action_comments_the_verdict_on_the_pull_request_once(server, reservo, tmp_path, monkeypatch):

@@ -37,6 +37,15 @@ def unmeasured_case():
     )
 
 
+BAR_MOVE = {
+    "kind": "policy",
+    "what": "max_flaky 0 → none",
+    "by": "key release",
+    "at": "2026-12-02T10:00:00+00:00",
+    "reason": "vendor <outage> & retries",
+    "revision": 3,
+}
+
 ANSWERS = {
     "seed FAIL": lambda: gate_answer(),
     "PASS": lambda: gate_answer([passing_case(n) for n in SEED_NAMES]),
@@ -47,6 +56,7 @@ ANSWERS = {
         [passing_case(n) for n in SEED_NAMES], verdict="FAIL", blocked_by=["tool_choice regressed"]
     ),
     "control characters": lambda: gate_answer([passing_case('quote <"Focus"> & co\x07')]),
+    "bar moved": lambda: gate_answer(policy_revision=3, bar_moved=[BAR_MOVE]),
 }
 
 

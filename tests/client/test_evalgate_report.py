@@ -475,3 +475,48 @@ def test_it_does_not_change_the_answer_it_renders():
     evalgate.format_markdown(answer)
 
     assert answer == before
+
+
+BAR_MOVED = [
+    {"kind": "policy", "what": "trial_pass_ratio 1.0 → 0.2", "by": "key release", "at": "2026-12-02T10:00:00+00:00",
+     "reason": "flaky vendor API", "revision": 4},
+    {"kind": "case", "what": "case 'quote_focus_pro_3h' quarantined", "by": "alice", "at": "2026-12-02T09:00:00+00:00",
+     "reason": "tax rules changed"},
+]  # fmt: skip
+
+
+def test_it_prints_what_moved_the_bar_after_the_case_lines():
+    text = evalgate.format_verdict(gate_answer(bar_moved=BAR_MOVED, bar_moved_more=2))
+    lines = text.splitlines()
+    at = lines.index("bar moved since baseline:")
+    assert at > 6  # after the seed's 1 + 5 lines, which stay exact
+    assert lines[at + 1 : at + 4] == [
+        "  policy: trial_pass_ratio 1.0 → 0.2 (key release, 2026-12-02T10:00:00+00:00; why: flaky vendor API)",
+        "  case: case 'quote_focus_pro_3h' quarantined (alice, 2026-12-02T09:00:00+00:00; why: tax rules changed)",
+        "  ... and 2 more (see the gate run)",
+    ]
+    assert "bar moved" not in evalgate.format_verdict(gate_answer())
+
+
+def test_markdown_and_junit_carry_the_moves_of_the_bar():
+    answer = gate_answer(bar_moved=BAR_MOVED, policy_revision=4)
+    markdown = evalgate.format_markdown(answer)
+    assert "**Bar moved since baseline:**" in markdown
+    assert "- policy: trial\\_pass\\_ratio 1.0 → 0.2 (key release" in markdown
+    _, suite = junit_of(answer)
+    props = {p.get("name"): p.get("value") for p in suite.iter("property") if p.get("name") != "bar_moved"}
+    moved = [p.get("value") for p in suite.iter("property") if p.get("name") == "bar_moved"]
+    assert props["policy_revision"] == "4"
+    assert moved[1].startswith("case: case 'quote_focus_pro_3h' quarantined (alice")
+
+
+def test_it_warns_of_a_run_whose_input_is_not_its_cases():
+    answer = pass_answer()
+    answer["input_mismatches"] = [{"case": "quote_focus_basic_3h", "trace_id": "v2-quote_focus_pro_3h"}]
+    lines = evalgate.format_verdict(answer).splitlines()
+    assert lines[:6] == evalgate.format_verdict(pass_answer()).splitlines()[:6]
+    warning = (
+        "warning: run v2-quote_focus_pro_3h does not carry the input of its case quote_focus_basic_3h: "
+        "attached to the wrong case?"
+    )
+    assert warning in lines

@@ -205,6 +205,30 @@ def test_latency_and_cost_are_derived_when_omitted(actors):
     assert trace.cost_cents == Decimal("0.75")
 
 
+def test_a_cost_summed_from_the_spans_beyond_what_a_cost_can_hold_is_a_400_naming_the_field(actors):
+    payload = run_payload("summed-over")
+    del payload["cost_cents"]
+    payload["spans"][0]["cost_cents"] = 99_999_999
+    payload["spans"][1]["cost_cents"] = 99_999_999
+    response = _post(actors, payload)
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["cost_cents"]
+    assert not Trace.objects.filter(trace_id="summed-over").exists()
+
+
+def test_a_latency_computed_from_the_times_beyond_the_maximum_is_a_400_naming_the_field(actors):
+    ages = {"started_at": "0001-01-01T00:00:00Z", "ended_at": "9999-12-31T00:00:00Z"}
+    run = run_payload("long-run", **ages)
+    del run["latency_ms"]
+    span = run_payload("long-span")
+    span["spans"][0].update(ages, latency_ms=None)
+    for payload, field in ((run, "latency_ms"), (span, "spans[0].latency_ms")):
+        response = _post(actors, payload)
+        assert response.status_code == 400
+        assert [e["field"] for e in response.json()["errors"]] == [field]
+    assert not Trace.objects.filter(trace_id__in=["long-run", "long-span"]).exists()
+
+
 def test_a_run_without_a_start_time_takes_its_first_span_or_now(actors):
     payload = run_payload("no-start")
     del payload["started_at"]

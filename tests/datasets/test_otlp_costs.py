@@ -4,6 +4,7 @@ import json
 from decimal import Decimal
 
 from django.test import Client
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from datasets.models import Span, Trace
 from tests.datasets.test_otlp_mapping import ANSWER, MS, QUESTION, T0, protobuf_body, sdk_spans
@@ -205,3 +206,31 @@ def test_a_vercel_ai_sdk_run_arrives_whole_and_its_tokens_are_counted_once(actor
     assert first.output[0]["parts"][0] == {
         "type": "tool_call", "name": "quote_room", "id": "call_1", "arguments": {"room": "Focus"},
     }  # fmt: skip
+
+
+def test_a_call_whose_tokens_price_beyond_what_a_cost_can_hold_is_rejected_alone(actors):
+    def two_runs(tracer):
+        one_call("gpt-4o-mini")(tracer)
+        one_call("gpt-4o", extra={"gen_ai.usage.input_tokens": 2**40, "gen_ai.usage.output_tokens": 2**40})(tracer)
+
+    good, bad = sdk_spans(two_runs)
+    response = Client().post(
+        "/v1/traces",
+        data=protobuf_body([good, bad]),
+        content_type="application/x-protobuf",
+        headers={"Authorization": f"Bearer {actors.acme_key}"},
+    )
+    assert response.status_code == 200
+    answer = ExportTraceServiceResponse.FromString(response.content).partial_success
+    assert answer.rejected_spans == 1
+    bad_id = format(bad.context.span_id, "016x")
+    assert f"span {bad_id}" in answer.error_message and "cost" in answer.error_message
+    assert Trace.objects.filter(trace_id=format(good.context.trace_id, "032x")).exists()
+    assert not Trace.objects.filter(trace_id=format(bad.context.trace_id, "032x")).exists()
+
+
+def test_a_token_count_beyond_64_bits_is_not_counted_or_priced(actors):
+    run = _send(actors, sdk_spans(one_call("gpt-4o-mini", extra={"gen_ai.usage.input_tokens": 1e300})))
+    span = Span.objects.get(trace=run)
+    assert "input_tokens" not in span.usage and span.attributes["gen_ai.usage.input_tokens"] == 1e300
+    assert run.cost_cents == Decimal("6")  # the 100k output tokens alone: 0.06 USD

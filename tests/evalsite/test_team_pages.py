@@ -56,7 +56,7 @@ def test_a_reviewer_sees_no_settings_link_an_admin_does(actors, alice):
 
 
 def test_a_new_key_is_shown_once_works_and_is_audited(actors, alice):
-    response = alice.post(SETTINGS + "keys/", {"name": "ci-main"})
+    response = alice.post(SETTINGS + "keys/", {"name": "ci-main", "scopes": ["ingest", "gate"]})
     assert response.status_code == 201
     full_key = re.search(rb"esk_[a-z0-9]{10}_[A-Za-z0-9_-]{43}", response.content).group().decode()
     assert actors.api(full_key).get("/v1/api/datasets").status_code == 200
@@ -65,6 +65,23 @@ def test_a_new_key_is_shown_once_works_and_is_audited(actors, alice):
     assert "ci-main" in page
     assert "never" not in page.split('data-key="ci-main"')[1].split("</tr>")[0]  # last used: now
     assert _audit(actors) == [("alice", "key.create")]
+
+
+def test_a_key_gets_the_scopes_ticked_and_the_table_shows_them(actors, alice):
+    assert alice.post(SETTINGS + "keys/", {"name": "curator", "scopes": ["label", "curate"]}).status_code == 201
+    assert ApiKey.objects.get(name="curator").scopes == ["curate", "label"]
+    ApiKey.objects.filter(name="ci").update(full_access=True)
+    page = alice.get(SETTINGS).content.decode()
+    assert "curate, label" in page.split('data-key="curator"')[1].split("</tr>")[0]
+    assert "full access (older key)" in page.split('data-key="ci"')[1].split("</tr>")[0]
+    assert 'name="scopes" value="ingest" checked' in page and 'value="admin">' in page
+
+
+def test_a_key_with_no_scope_ticked_is_refused_naming_the_field(actors, alice):
+    response = alice.post(SETTINGS + "keys/", {"name": "empty"})
+    assert response.status_code == 400
+    assert b"scopes: choose at least one scope" in response.content
+    assert not ApiKey.objects.filter(name="empty").exists()
 
 
 def test_a_key_without_a_name_is_refused_naming_the_field(actors, alice):

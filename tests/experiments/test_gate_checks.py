@@ -58,8 +58,9 @@ def test_an_expected_answer_is_checked_the_way_answer_check_says(actors, dataset
     assert by_name["exact"]["passed"] is False
     assert by_name["inside"]["passed"] is True and by_name["inside"]["checks"][0]["scorer"] == "contains"
     assert by_name["pattern"]["passed"] is False and by_name["pattern"]["checks"][0]["scorer"] == "regex"
-    assert [name for name, c in by_name.items() if not c["answer_checked"]] == ["unchecked"]
-    assert answer["unchecked_answers"] == ["unchecked"]
+    # regex reads output_regex and none reads nothing: neither compares the expected answer.
+    assert [name for name, c in by_name.items() if not c["answer_checked"]] == ["pattern", "unchecked", "declined"]
+    assert answer["unchecked_answers"] == ["pattern", "unchecked", "declined"]
 
 
 def test_init_floor_records_a_failing_first_baseline_and_starts_the_floor_there(actors, dataset):

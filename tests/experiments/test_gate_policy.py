@@ -27,7 +27,16 @@ def test_the_default_policy_has_a_floor_of_one(actors, dataset):
 
 def test_the_floor_can_be_raised_and_the_change_is_kept(actors, dataset):
     GatePolicy.objects.create(dataset=dataset, min_pass_rate=0.8)
-    response = _put(actors, {"min_pass_rate": 0.9, "tolerance": 0.05, "scorers": ["no_errors"], "max_abstained": 1})
+    response = _put(
+        actors,
+        {
+            "min_pass_rate": 0.9,
+            "tolerance": 0.05,
+            "scorers": ["no_errors"],
+            "max_abstained": 1,
+            "reason": "noisy vendor",
+        },
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["min_pass_rate"], body["tolerance"], body["scorers"], body["max_abstained"]) == (
@@ -72,7 +81,7 @@ def _admin_client(user):
 
 def _change(client, policy, **fields):
     data = {
-        "min_pass_rate": policy.min_pass_rate, "floor_reason": "", "ratchet": "on", "fail_on_regression": "on",
+        "min_pass_rate": policy.min_pass_rate, "reason": "", "ratchet": "on", "fail_on_regression": "on",
         "tolerance": 0, "scorers": "[]", "max_abstained": 0, "baseline": "",
         "floor_changes-TOTAL_FORMS": 0, "floor_changes-INITIAL_FORMS": 0,
     }  # fmt: skip
@@ -90,9 +99,7 @@ def test_a_project_admin_lowers_the_floor_in_the_admin_with_a_written_reason(act
     refused = _change(client, policy, min_pass_rate=0.8)
     assert refused.status_code == 200 and "Say why the floor changes" in refused.content.decode()
     assert GatePolicy.objects.get(pk=policy.pk).min_pass_rate == 1.0
-    done = _change(
-        client, policy, min_pass_rate=0.8, floor_reason="The tax rules changed; two cases are being rewritten."
-    )
+    done = _change(client, policy, min_pass_rate=0.8, reason="The tax rules changed; two cases are being rewritten.")
     assert done.status_code == 302
     assert GatePolicy.objects.get(pk=policy.pk).min_pass_rate == 0.8
     change = FloorChange.objects.get(policy=policy)

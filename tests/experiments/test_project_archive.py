@@ -5,7 +5,7 @@ import zipfile
 
 import orjson
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
@@ -107,6 +107,30 @@ def test_a_bad_line_names_its_file_and_line_and_writes_nothing(acme):
     assert not Project.objects.filter(slug="broken").exists()
     with pytest.raises(Invalid, match="archive: is not an evalsite project archive"):
         project_import(data=b"not a zip", slug="broken")
+
+
+@pytest.mark.parametrize("slug", ["../x", "a/b", "Acme", "acme moved", "", "x" * 101])
+def test_an_import_refuses_a_slug_create_project_would_refuse_and_writes_nothing(acme, tmp_path, slug):
+    call_command("export_project", "acme", "-o", str(tmp_path / "acme.zip"))
+    projects = Project.objects.count()
+    with pytest.raises(CommandError, match="slug"):
+        call_command("import_project", str(tmp_path / "acme.zip"), "--slug", slug)
+    with pytest.raises(CommandError, match="slug"):
+        call_command("create_project", slug)
+    assert Project.objects.count() == projects
+
+
+def test_an_archive_whose_own_slug_is_bad_is_refused_naming_the_slug(acme):
+    archive = project_export(acme)
+    manifest = orjson.loads(zipfile.ZipFile(io.BytesIO(archive)).read("manifest.json"))
+    manifest["project"]["slug"] = "../x"
+    projects = Project.objects.count()
+    with pytest.raises(Invalid) as error:
+        project_import(data=_with(archive, "manifest.json", orjson.dumps(manifest)))
+    assert error.value.errors == [
+        {"field": "slug", "message": "must be lowercase letters, digits, hyphens or underscores; got '../x'"}
+    ]
+    assert Project.objects.count() == projects
 
 
 def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path):

@@ -1,6 +1,14 @@
 """The gate's rules, one by one (checks.verdict is pure)."""
 
-from checks.verdict import NO_RUN_REASON, Check, case_decide, gate_decide, ratcheted_floor, trials_decide
+from checks.verdict import (
+    NO_CHECK_REASON,
+    NO_RUN_REASON,
+    Check,
+    case_decide,
+    gate_decide,
+    ratcheted_floor,
+    trials_decide,
+)
 
 
 def _case(*statuses, has_run=True):
@@ -156,3 +164,15 @@ def test_pass_at_1_and_pass_hat_k_are_means_over_measured_cases():
     assert verdict.pass_hat_k == (1 + 0) / 2  # C(2, 3) = 0: two passes cannot make three in a row
     two_of_four = trials_decide([_case(o) for o in ("passed", "failed", "passed", "passed")], required=2)
     assert gate_decide([two_of_four], floor=0.0, max_abstained=0, k=2).pass_hat_k == 3 / 6  # C(3,2)/C(4,2)
+
+
+def test_it_leaves_a_case_with_no_gating_check_unmeasured_never_passed():
+    verdict = case_decide([], has_run=True)
+    assert (verdict.passed, verdict.measured) == (False, False)
+    assert verdict.reasons == [NO_CHECK_REASON]
+    assert not gate_decide([verdict], floor=0.0, max_abstained=0).passed
+
+
+def test_it_leaves_a_trial_whose_input_differs_unmeasured_whatever_its_checks_say():
+    verdict = case_decide([Check("contains", "passed", "ok")], has_run=True, input_differs=True)
+    assert (verdict.passed, verdict.measured, verdict.reasons) == (False, False, ["input differs from the case's"])

@@ -77,7 +77,8 @@ def test_cohens_kappa_against_worked_examples(matrix, kappa):
 
 def test_the_figures_follow_a_rescored_judge_and_an_edited_label(actors, labelled):
     missed = Trace.objects.get(trace_id="r4")  # reviewers pass, judge failed
-    _judge_score(missed, True, "re-scored by a newer model", model="m2")
+    Score.objects.filter(trace=missed, scorer="helpful").delete()
+    _judge_score(missed, True, "re-scored")
     rescored = agreement(project=actors.acme, criterion="helpful")
     assert rescored.confusion["human_pass"] == {"judge_pass": 5, "judge_fail": 0}
     assert rescored.kappa == pytest.approx((0.8 - 0.5) / 0.5)
@@ -109,8 +110,10 @@ def test_an_uncalibrated_criterion_advises_and_a_calibrated_one_gates(actors, la
     GatePolicy.objects.create(dataset=dataset, judge_min_kappa=0.6, judge_min_labels=5)
     answer = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
     assert answer["advisory"] == ["helpful: advisory, kappa 0.40 on 10 labels (needs 0.60 on 5)"]
-    assert (answer["verdict"], answer["passed_cases"]) == ("PASS", 10)  # nothing else gates these cases
+    # Nothing else gates these cases: with the judge advisory, no check applies to them.
+    assert (answer["verdict"], answer["passed_cases"], answer["unmeasured_cases"]) == ("FAIL", 0, 10)
     assert all(c["checks"] == [] and c["advisory_checks"][0]["scorer"] == "helpful" for c in answer["cases"])
+    assert all(c["reasons"] == ["no check applies to this case"] for c in answer["cases"])
     GatePolicy.objects.filter(dataset=dataset).update(judge_min_kappa=0.3)
     gated = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
     assert gated["advisory"] == []
@@ -118,3 +121,25 @@ def test_an_uncalibrated_criterion_advises_and_a_calibrated_one_gates(actors, la
     GatePolicy.objects.filter(dataset=dataset).update(judge_min_kappa=0.3, judge_min_labels=50)
     few = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
     assert few["advisory"] == ["helpful: advisory, kappa 0.40 on 10 labels (needs 0.30 on 50)"]
+
+
+def test_a_new_judge_model_or_question_starts_the_calibration_again(actors, labelled):
+    assert agreement(project=actors.acme, criterion="helpful").n == 10
+    judge_configure(project=actors.acme, endpoint="http://127.0.0.1:9/v1", model="always-yes")
+    switched = agreement(project=actors.acme, criterion="helpful")
+    assert (switched.n, switched.kappa) == (0, None)
+    judge_configure(
+        project=actors.acme, endpoint="http://127.0.0.1:9/v1", model="m", criteria={"helpful": "Is it polite?"}
+    )
+    assert agreement(project=actors.acme, criterion="helpful").n == 0
+    judge_configure(project=actors.acme, endpoint="http://127.0.0.1:9/v1", model="m", criteria={"helpful": QUESTION})
+    assert agreement(project=actors.acme, criterion="helpful").n == 10
+
+
+def test_the_gate_says_why_a_switched_judge_only_advises(actors, labelled):
+    GatePolicy.objects.create(dataset=Dataset.objects.get(name="desk"), judge_min_kappa=0.3, judge_min_labels=5)
+    judge_configure(project=actors.acme, endpoint="http://127.0.0.1:9/v1", model="always-yes", timeout_seconds=1)
+    # Every stored judge score is the old model's: the new one has agreed with nobody yet.
+    answer = actors.api().post("/v1/api/gate", {"dataset": "desk", "experiment": "v1"}, format="json").json()
+    assert answer["advisory"][0].startswith("helpful: advisory, kappa n/a on 0 labels (needs 0.30 on 5)")
+    assert "starts again with each judge model and question" in answer["advisory"][0]

@@ -1,6 +1,7 @@
 """The judge against a real OpenAI-compatible server on loopback: every reply gives the
 documented score or abstention (docs/judge.md, "Abstentions")."""
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -34,7 +35,7 @@ def server():
 def judge_for(url, *, api_key="", timeout_seconds=5):
     return Judge(
         endpoint=url, model="judge-model", api_key=api_key, timeout_seconds=timeout_seconds,
-        criteria={"answer_relevance": QUESTION},
+        criteria={"answer_relevance": QUESTION}, allow_private=True,  # the test server is on loopback
     )  # fmt: skip
 
 
@@ -285,3 +286,11 @@ def test_it_judges_over_https_with_a_certificate_the_system_trusts(certificate, 
         assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
         assert server.requests[0]["headers"]["Host"] == server.url.split("/")[2]
     assert (outcome.value, outcome.reason) == (0.7, "Over TLS.")
+
+
+def test_it_does_not_call_a_loopback_judge_unless_private_addresses_are_allowed(server):
+    judge = dataclasses.replace(judge_for(server.url), allow_private=False)
+    outcome = judge_score(config=judge, criterion_id="answer_relevance", run=run())
+    assert outcome.reason == "address_refused"
+    assert "127.0.0.1 is a loopback address" in outcome.detail["message"]
+    assert server.count == 0

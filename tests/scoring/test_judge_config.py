@@ -181,3 +181,41 @@ def test_one_project_has_one_judge_configuration(acme):
     configure(acme)
     configure(acme, model="other")
     assert JudgeConfig.objects.filter(project=acme).count() == 1
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://169.254.169.254/latest/v1",  # the EC2/GCP/Azure metadata service
+        "http://[fd00:ec2::254]/v1",  # EC2's metadata service over IPv6
+        "http://metadata.google.internal/computeMetadata/v1",
+        "http://169.254.10.20:8080/v1",  # link-local
+        "http://[fe80::1]:8080/v1",
+        "http://[::ffff:169.254.169.254]/v1",  # the metadata address written as IPv6
+        "http://0.0.0.0:8080/v1",
+        "http://224.0.0.1/v1",
+    ],
+)
+def test_it_refuses_a_link_local_metadata_unspecified_or_multicast_endpoint_even_when_private_ones_are_allowed(
+    acme, endpoint, settings
+):
+    settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE = True
+    with pytest.raises(Invalid) as exc:
+        configure(acme, endpoint=endpoint)
+    assert fields_of(exc) == {"endpoint"}
+    assert "is not an address the server may call" in exc.value.errors[0]["message"]
+    assert judge_config_get(acme) is None
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["http://127.0.0.1:11434/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1", "http://10.0.0.7/v1"]
+)
+def test_it_refuses_a_loopback_or_private_endpoint_unless_the_server_allows_them(acme, endpoint, settings):
+    settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE = False
+    with pytest.raises(Invalid) as exc:
+        configure(acme, endpoint=endpoint)
+    assert fields_of(exc) == {"endpoint"}
+    assert "EVALSITE_OUTBOUND_ALLOW_PRIVATE=1" in exc.value.errors[0]["message"]
+    settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE = True
+    assert configure(acme, endpoint=endpoint).endpoint == endpoint
+    assert judge_get(acme).allow_private is True

@@ -59,13 +59,33 @@ def test_an_unreachable_endpoint_shows_the_reason_and_its_message(actors):
     assert "/v1/chat/completions</code>" in result
 
 
-def test_an_http_error_that_echoes_the_key_shows_the_status_but_never_the_key(actors, judge):
+def test_an_http_error_shows_the_status_but_never_what_the_server_sent(actors, judge):
     _configure(actors, judge.url)
     judge.script(Behaviour(status=401, echo_authorization=True))
     html = _post(actors.alice).content.decode()
     assert 'data-field="reason">http_error<' in html and "HTTP 401" in html
-    assert "bad key: Bearer [redacted]" in html  # the server's body is shown, the key in it blanked
-    assert KEY not in html
+    assert "bad key" not in html and KEY not in html
+
+
+def test_a_service_that_is_not_a_judge_is_named_so_and_its_reply_is_not_shown(actors, judge):
+    _configure(actors, judge.url)
+    judge.script(raw(200, "SSH-2.0-OpenSSH_9.6 root:x:0:0:/root:/bin/bash"))
+    html = _post(actors.alice).content.decode()
+    assert 'data-field="reason">bad_response<' in html and "is not JSON" in html
+    assert "OpenSSH" not in html and "root:x" not in html
+
+
+@pytest.mark.parametrize("open_port", [True, False])
+def test_with_private_addresses_refused_a_saved_loopback_judge_is_not_called_and_an_open_port_looks_like_a_closed_one(
+    actors, judge, settings, open_port
+):
+    _configure(actors, judge.url if open_port else refused_url())  # saved while the server allowed it
+    settings.EVALSITE_OUTBOUND_ALLOW_PRIVATE = False
+    html = _post(actors.alice).content.decode()
+    result = html[html.index('id="connection-result"') :]
+    assert 'data-field="reason">address_refused<' in result
+    assert "127.0.0.1 is a loopback address" in result and "Connection refused" not in result
+    assert judge.count == 0
 
 
 def test_a_rate_limit_and_a_prose_reply_are_named(actors, judge):
@@ -74,7 +94,7 @@ def test_a_rate_limit_and_a_prose_reply_are_named(actors, judge):
     judge.script(raw(429, '{"error": "slow down"}', headers={"Retry-After": "600"}), says("Sure, it says OK."))
     assert 'data-field="reason">rate_limited<' in _post(actors.alice).content.decode()
     prose = _post(actors.alice).content.decode()
-    assert 'data-field="reason">prose_reply<' in prose and "Sure, it says OK." in prose
+    assert 'data-field="reason">prose_reply<' in prose and "Sure, it says OK." not in prose
 
 
 def test_a_slow_judge_times_out_at_its_configured_timeout(actors, judge):

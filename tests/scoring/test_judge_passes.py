@@ -154,7 +154,9 @@ def test_a_gate_policy_can_gate_on_a_criterion(actors, server):
     GoldenCase.objects.create(dataset=dataset, name="polite", input="q1", expectations={})
     GoldenCase.objects.create(dataset=dataset, name="rude", input="q2", expectations={})
     api = actors.api()
-    assert api.put("/v1/api/datasets/reservo/gate-policy", {"scorers": ["tone"]}, format="json").status_code == 200
+    # An uncalibrated criterion only advises by default; an admin lets it gate, saying why.
+    policy = {"scorers": ["tone"], "judge_min_kappa": None, "reason": "tone is checked by hand this week"}
+    assert api.put("/v1/api/datasets/reservo/gate-policy", policy, format="json").status_code == 200
     runs = [
         run_payload(f"v1-{name}", dataset="reservo", case=name, experiment="v1", output=answer)
         for name, answer in (("polite", "Con gusto: 75 EUR."), ("rude", "75. Next."))

@@ -77,3 +77,42 @@ def test_it_abstains_on_an_invalid_schema_instead_of_failing_the_answer():
     result = _valid({"room": "Focus"}, {"schema": {"type": "objekt"}})
     assert isinstance(result, Abstain)
     assert result.reason == "invalid_schema"
+
+
+def _case_run(output, expected, **expectations):
+    return run_from_payload(
+        {"trace_id": "t1", "output": output},
+        expected_output=expected,
+        expectations={"answer_check": "json", **expectations},
+    )
+
+
+def _scored(run):
+    return score_run(SCORER, run, resolve_config(SCORER, None, run))
+
+
+def test_it_fails_a_json_answer_that_differs_from_the_expected_answer():
+    result = _scored(_case_run('{"booking_id": "BK-0002"}', {"booking_id": "BK-0001"}))
+    assert not result.passed
+    assert result.reason == "$.booking_id: expected 'BK-0001', got 'BK-0002'"
+    assert result.detail["answer_compared"] is True and result.detail["category"] == "output"
+
+
+def test_it_passes_a_json_answer_equal_to_an_expected_answer_written_as_text():
+    assert _scored(_case_run({"total_cents": 7500.0, "room": "Focus"}, '{"room": "Focus", "total_cents": 7500}')).passed
+
+
+def test_it_fails_a_json_answer_with_a_key_the_expected_answer_does_not_have():
+    result = _scored(_case_run({"room": "Focus", "vip": True}, {"room": "Focus"}))
+    assert not result.passed and result.detail["mismatches"] == [{"path": "$.vip", "message": "unexpected key"}]
+
+
+def test_it_applies_the_matchers_of_the_expected_answer():
+    expected = {"booking_id": {"$regex": "^BK-\\d{4}$"}, "total": {"$approx": 75, "tol": 0.01}}
+    assert _scored(_case_run({"booking_id": "BK-0042", "total": 75.001}, expected)).passed
+    assert not _scored(_case_run({"booking_id": "bk-42", "total": 75.001}, expected)).passed
+
+
+def test_it_checks_the_schema_before_comparing():
+    result = _scored(_case_run({"room": 7}, {"room": "Focus"}, output_schema=QUOTE_SCHEMA))
+    assert not result.passed and result.detail["errors"] and "mismatches" not in result.detail

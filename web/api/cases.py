@@ -26,6 +26,7 @@ from datasets.case_validation import CASE_EDITABLE_FIELDS, case_request_schema
 from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
+from evalsite.scopes import CURATE
 from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
 from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
@@ -48,7 +49,7 @@ class CaseOut(serializers.ModelSerializer):
         help_text="True while the case has no expected answer (a reviewer has to write one)."
     )
     answer_checked = serializers.SerializerMethodField(
-        help_text="False when the case has an expected answer and no answer_check says how to check it."
+        help_text="False when the case has an expected answer that no check reads (no answer_check, regex or none)."
     )
     source_run_available = serializers.SerializerMethodField(
         help_text="Whether the run named by source_trace_id is still stored."
@@ -162,6 +163,8 @@ class CasePagination(NewestFirstCursorPagination):
 
 
 class CaseCollection(APIView):
+    required_scopes = {"POST": CURATE}
+
     @extend_schema(
         operation_id="cases_create",
         summary="Create a case in a dataset",
@@ -197,6 +200,8 @@ class CaseCollection(APIView):
 
 
 class CaseCapture(APIView):
+    required_scopes = {"POST": CURATE}
+
     @extend_schema(
         operation_id="cases_capture",
         summary="Capture runs as cases (one case per run)",
@@ -233,6 +238,8 @@ class CaseCapture(APIView):
 
 
 class CaseDetail(APIView):
+    required_scopes = {"PATCH": CURATE, "DELETE": CURATE}
+
     @extend_schema(
         operation_id="cases_retrieve",
         summary="One case with its revision history",

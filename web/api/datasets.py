@@ -27,6 +27,7 @@ from datasets.cases import dataset_create
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import CaseStatus, Dataset
 from evalsite.auth import request_project
+from evalsite.scopes import CURATE
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import NewestFirstCursorPagination, validated
 
@@ -103,6 +104,8 @@ class DatasetPagination(NewestFirstCursorPagination):
 
 
 class DatasetCollection(APIView):
+    required_scopes = {"POST": CURATE}
+
     @extend_schema(
         operation_id="datasets_create",
         summary="Create a dataset",
@@ -192,6 +195,8 @@ class DatasetExport(APIView):
 
 
 class DatasetImport(APIView):
+    required_scopes = {"POST": CURATE}
+
     @extend_schema(
         operation_id="datasets_import",
         summary="Import cases from JSON Lines (all or nothing)",

@@ -10,6 +10,7 @@ from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get, experiment_list, experiment_register
 from datasets.models import Experiment
 from evalsite.auth import request_project
+from evalsite.scopes import INGEST
 from experiments.comparison import experiments_compare
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
@@ -32,6 +33,8 @@ class ExperimentIn(serializers.Serializer):
 
 
 class ExperimentCollection(APIView):
+    required_scopes = {"POST": INGEST}
+
     @extend_schema(
         operation_id="experiments_create",
         summary="Register an experiment (a version of the agent)",

@@ -21,15 +21,25 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from checks.input_match import INPUT_MATCH_MODES
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
+from evalsite.scopes import CURATE, GATE
 from experiments.gating import gate_request
 from experiments.models import GateRun
 from experiments.policies import policy_for, policy_update
+from experiments.revisions import policy_revisions, revision_as_dict
 from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
-from web.api.gate_schema import GateAccepted, GateCase, GatePolicyOut, GateRunPending, GateVerdict
+from web.api.gate_schema import (
+    GateAccepted,
+    GateCase,
+    GatePolicyOut,
+    GateRunPending,
+    GateVerdict,
+    PolicyRevisionOut,
+)
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
@@ -87,9 +97,18 @@ class GatePolicyIO(serializers.Serializer):
         min_value=1, max_value=1_000_000, required=False,
         help_text="Labelled runs a criterion's kappa must rest on before it gates (default 30).",
     )  # fmt: skip
+    input_match = serializers.ChoiceField(
+        choices=INPUT_MATCH_MODES, required=False,
+        help_text="A run whose input does not contain its case's input (whitespace and case folded): warn (the "
+        "default) lists it under input_mismatches, require also leaves that trial unmeasured, off does not look.",
+    )  # fmt: skip
     baseline = serializers.CharField(
         max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
     )
+    reason = Text(
+        max_length=2000, required=False, allow_blank=True,
+        help_text="Why: kept in the policy's history; required to loosen the gate (which needs an admin key).",
+    )  # fmt: skip
 
 
 def _policy_out(policy):
@@ -107,6 +126,7 @@ def _policy_out(policy):
         "max_flaky": policy.max_flaky,
         "judge_min_kappa": policy.judge_min_kappa,
         "judge_min_labels": policy.judge_min_labels,
+        "input_match": policy.input_match,
         "baseline": policy.baseline.name if policy.baseline else None,
         "floor_history": [
             {
@@ -118,29 +138,53 @@ def _policy_out(policy):
             }
             for c in changes
         ],
+        "revision": policy.revision,
     }
 
 
 class GatePolicyView(APIView):
+    required_scopes = {"PUT": CURATE}
+
     @extend_schema(operation_id="gate_policy_retrieve", responses={200: GatePolicyOut, **problem_responses(401, 404)})
     def get(self, request, name):
         return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
 
     @extend_schema(
         operation_id="gate_policy_update",
-        description="Change any of the fields given. Raising the floor is recorded in the floor history; lowering it "
-        "is a 409 (only a project admin can, in the admin, with a written reason).",
+        description="Change any of the fields given; each change is a revision (GET .../gate-policy/history). A "
+        "change that loosens the gate (docs/gate.md, 'What can move the bar') needs an `admin` key and a `reason`. "
+        "Raising the floor is recorded in the floor history; lowering it is a 409 (only a project admin can, in "
+        "the admin, with a written reason).",
         request=GatePolicyIO,
-        responses={200: GatePolicyOut, **problem_responses(400, 401, 404, 409)},
+        responses={200: GatePolicyOut, **problem_responses(400, 401, 403, 404, 409)},
     )
     def put(self, request, name):
         project = request_project(request)
         dataset = dataset_get(project=project, name=name)
         changes = validated(GatePolicyIO, request.data)
+        reason = changes.pop("reason", "")
         if "baseline" in changes and changes["baseline"] is not None:
             changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
-        policy = policy_update(dataset=dataset, changes=changes, key=request.auth)
+        policy = policy_update(dataset=dataset, changes=changes, reason=reason, key=request.auth)
         return Response(_policy_out(policy))
+
+
+class RevisionPagination(NewestFirstCursorPagination):
+    ordering = ("-number",)
+
+
+class GatePolicyHistory(APIView):
+    @extend_schema(
+        operation_id="gate_policy_history",
+        summary="The gate policy's revisions, newest first",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated("PolicyRevisionPage", PolicyRevisionOut), **problem_responses(401, 404)},
+    )
+    def get(self, request, name):
+        dataset = dataset_get(project=request_project(request), name=name)
+        paginator = RevisionPagination()
+        page = paginator.paginate_queryset(policy_revisions(dataset), request, view=self)
+        return paginator.get_paginated_response([revision_as_dict(r) for r in page])
 
 
 class GateIn(serializers.Serializer):
@@ -198,6 +242,8 @@ GateRunAnswer = PolymorphicProxySerializer(
 
 
 class GateView(APIView):
+    required_scopes = {"POST": GATE}
+
     @extend_schema(
         operation_id="gate",
         summary="Ask the gate for a verdict (PASS or FAIL) on an experiment's runs of a dataset",

@@ -8,6 +8,7 @@ a newer server's additions do not break an older client.
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from checks.input_match import INPUT_MATCH_MODES
 from experiments.models import GateRun
 from web.api.experiments import ScorerComparisonRows
 
@@ -60,7 +61,9 @@ class GateCase(serializers.Serializer):
     tool_call_errors = serializers.ListField(
         child=serializers.CharField(), help_text="Every mismatch of the calls' arguments, in words."
     )
-    answer_checked = serializers.BooleanField(help_text="False: an expected answer no answer_check checks.")
+    answer_checked = serializers.BooleanField(
+        help_text="False: an expected answer that no gating check reads (no answer_check, regex or none)."
+    )
     trials = serializers.IntegerField(help_text="Trials measured.")
     passed_trials = serializers.IntegerField()
     flaky = serializers.BooleanField(help_text="Some measured trials passed and some failed.")
@@ -83,6 +86,20 @@ _BaselineOut = inline_serializer(
     },
     allow_null=True,
 )
+
+
+class BarMove(serializers.Serializer):
+    kind = serializers.ChoiceField(["policy", "floor", "case", "judge"])
+    what = serializers.CharField(help_text="The move in words: `trial_pass_ratio 1.0 → 0.2`, `case 'x' quarantined`.")
+    by = serializers.CharField(help_text="Who: a user, `key NAME`, or how (ratchet).")
+    at = serializers.DateTimeField()
+    reason = serializers.CharField(allow_blank=True)
+    revision = serializers.IntegerField(required=False, help_text="The policy revision (kind policy).")
+
+
+class GateInputMismatch(serializers.Serializer):
+    case = serializers.CharField(help_text="The case's name.")
+    trace_id = serializers.CharField(help_text="The run attached to it.")
 
 
 class GateVerdict(serializers.Serializer):
@@ -116,6 +133,12 @@ class GateVerdict(serializers.Serializer):
     advisory = serializers.ListField(
         child=serializers.CharField(), help_text="Judge criteria that advise but do not gate, and why."
     )
+    input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="The policy's input_match.")
+    input_mismatches = GateInputMismatch(
+        many=True,
+        help_text="Counted runs whose input does not contain their case's input: attached to the wrong case? "
+        "Unmeasured under input_match: require; not looked for under off.",
+    )
     baseline_recorded = serializers.BooleanField()
     floor_initialised = serializers.BooleanField()
     baseline = _BaselineOut
@@ -123,6 +146,16 @@ class GateVerdict(serializers.Serializer):
     blocked_by = serializers.ListField(child=serializers.CharField(), help_text="Why the verdict is FAIL.")
     comparison = ScorerComparisonRows
     flipped = serializers.DictField(allow_null=True, help_text="Cases that flipped pass→fail and fail→pass.")
+    policy_revision = serializers.IntegerField(
+        allow_null=True,
+        help_text="The policy revision the verdict was decided under (null: recorded before revisions).",
+    )
+    bar_moved = BarMove(
+        many=True,
+        help_text="Each loosening of the policy, floor move, case archived, quarantined or that lost a check, and "
+        "judge change since the baseline was recorded (without a baseline: since the previous gate run), newest first.",
+    )
+    bar_moved_more = serializers.IntegerField(help_text="Moves beyond the ones listed.")
     cases = GateCase(many=True)
     quarantined = GateCase(many=True, help_text="Results of the quarantined cases (run, scored, not counted).")
 
@@ -171,5 +204,25 @@ class GatePolicyOut(serializers.Serializer):
     max_flaky = serializers.IntegerField(allow_null=True)
     judge_min_kappa = serializers.FloatField(allow_null=True)
     judge_min_labels = serializers.IntegerField()
+    input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="warn, require or off.")
     baseline = serializers.CharField(allow_null=True, help_text="The baseline experiment's name.")
     floor_history = FloorChangeOut(many=True, help_text="The latest 20 moves of the floor, newest first.")
+    revision = serializers.IntegerField(help_text="The policy's latest revision (0: never changed).")
+
+
+class PolicyFieldChange(serializers.Serializer):
+    field = serializers.CharField()
+    old = serializers.JSONField(allow_null=True)
+    new = serializers.JSONField(allow_null=True)
+    loosens = serializers.BooleanField(help_text="The change can turn a FAIL into a PASS.")
+
+
+class PolicyRevisionOut(serializers.Serializer):
+    revision = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    author = serializers.CharField(help_text="A user's name, `key NAME`, or `gate run N (key NAME)`.")
+    source = serializers.CharField(help_text="api, page, admin or gate.")
+    reason = serializers.CharField(allow_blank=True)
+    loosens = serializers.BooleanField()
+    changes = PolicyFieldChange(many=True)
+    gate_run_id = serializers.IntegerField(allow_null=True)

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from datasets.run_selectors import trace_get
 from evalsite.auth import request_project
+from evalsite.scopes import CURATE, LABEL
 from scoring.calibration import agreement, disagreements
 from scoring.labels import (
     label_config_create,
@@ -100,6 +101,8 @@ class LabelPagination(NewestFirstCursorPagination):
 
 
 class LabelConfigCollection(APIView):
+    required_scopes = {"POST": CURATE}
+
     @extend_schema(
         operation_id="label_configs_list",
         summary="The project's label configs, by name (archived ones included)",
@@ -123,6 +126,8 @@ class LabelConfigCollection(APIView):
 
 
 class LabelConfigDetail(APIView):
+    required_scopes = {"PATCH": CURATE}
+
     @extend_schema(
         operation_id="label_configs_retrieve", responses={200: LabelConfigOut, **problem_responses(401, 404)}
     )
@@ -142,6 +147,8 @@ class LabelConfigDetail(APIView):
 
 
 class TraceLabels(APIView):
+    required_scopes = {"POST": LABEL}
+
     @extend_schema(
         operation_id="traces_labels_create",
         summary="Label a run (end-user feedback, a reviewer's verdict)",

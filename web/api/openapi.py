@@ -6,9 +6,12 @@ and ``page_size`` parameters, so a generated client can read both.
 """
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+
+from evalsite.scopes import view_scope
 
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
@@ -26,12 +29,15 @@ class Problem(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = ProblemError(many=True, required=False, help_text="Validation failures, one per field and problem.")
+    required_scope = serializers.CharField(
+        required=False, help_text="On a 403 `scope-missing`: the key scope the call needs."
+    )
 
 
 _DESCRIPTIONS = {
     400: "Invalid request; `errors` names each field and problem.",
     401: "Missing, malformed, unknown or revoked API key.",
-    403: "The key or user may not do this.",
+    403: "The key or user may not do this (a key outside its scopes: `required_scope` names the one needed).",
     404: "Not found (or it belongs to another project).",
     409: "Conflicts with what is stored.",
     413: "The body is over the size limit.",
@@ -120,5 +126,29 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "A project API key: `Authorization: Bearer esk_...` (see `manage.py create_api_key`).",
+            "description": "A project API key: `Authorization: Bearer esk_...` (see `manage.py create_api_key`). "
+            "Every key reads its project; each write names the scope it needs in `x-required-scope`.",
         }
+
+
+# Reads are open to every key of the project; the extension says so rather than omit it.
+ANY_SCOPE = "any"
+
+
+class ScopedAutoSchema(AutoSchema):
+    """Each operation says which key scope it needs (``x-required-scope``) and documents the 403."""
+
+    def get_operation(self, *args, **kwargs):
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        scope = view_scope(self.view, self.method)
+        operation["x-required-scope"] = scope or ANY_SCOPE
+        if scope is not None:
+            needs = f"Needs a key with scope `{scope}` (or `admin`); other keys get 403 `scope-missing`."
+            operation["description"] = f"{operation.get('description', '')}\n\n{needs}".strip()
+            operation["responses"].setdefault(
+                "403",
+                {"content": {"application/problem+json": {"schema": PROBLEM_REF}}, "description": _DESCRIPTIONS[403]},
+            )
+        return operation

@@ -10,6 +10,7 @@ from datasets.model_prices import price_known, price_override_delete, price_over
 from datasets.models import ModelPrice
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
+from evalsite.scopes import CURATE
 from web.api.openapi import problem_responses
 from web.api.rest import Text, validated
 
@@ -78,6 +79,8 @@ class PriceCollection(APIView):
 
 
 class PriceDetail(APIView):
+    required_scopes = {"PUT": CURATE, "DELETE": CURATE}
+
     @extend_schema(
         operation_id="prices_set",
         summary="Set the project's own price for a model",

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from checks.scorers import scorers_describe
 from evalsite.auth import request_project
+from evalsite.scopes import GATE
 from scoring.immediate import score_now
 from scoring.passes import pass_start
 from scoring.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RUNS
@@ -220,6 +221,8 @@ class ScorerList(APIView):
 
 
 class ScoreNow(APIView):
+    required_scopes = {"POST": GATE}
+
     @extend_schema(
         operation_id="score_create",
         summary="Score stored runs now",
@@ -249,6 +252,8 @@ class ScoreNow(APIView):
 
 
 class PassCollection(APIView):
+    required_scopes = {"POST": GATE}
+
     @extend_schema(
         operation_id="passes_create",
         summary="Start a scoring pass run by workers",

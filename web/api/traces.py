@@ -11,6 +11,7 @@ from datasets.models import RunStatus, Span, Trace
 from datasets.run_schema import request_schema
 from datasets.run_selectors import spans_in_tree_order, trace_get
 from evalsite.auth import request_project
+from evalsite.scopes import INGEST
 from scoring.models import Abstention, Score
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
@@ -149,6 +150,8 @@ IngestOut = inline_serializer(
 
 
 class TraceCollection(APIView):
+    required_scopes = {"POST": INGEST}
+
     @extend_schema(
         operation_id="traces_ingest",
         summary="Ingest one run, or a batch of runs",

@@ -20,6 +20,7 @@ urlpatterns = [
     path("datasets/<path:name>/cases/from-traces", cases.CaseCapture.as_view(), name="api-cases-capture"),
     path("datasets/<path:name>/export", datasets.DatasetExport.as_view(), name="api-dataset-export"),
     path("datasets/<path:name>/import", datasets.DatasetImport.as_view(), name="api-dataset-import"),
+    path("datasets/<path:name>/gate-policy/history", gate.GatePolicyHistory.as_view(), name="api-gate-policy-history"),
     path("datasets/<path:name>/gate-policy", gate.GatePolicyView.as_view(), name="api-gate-policy"),
     path("datasets/<path:name>", datasets.DatasetDetail.as_view(), name="api-dataset"),
     path("cases/<int:case_id>", cases.CaseDetail.as_view(), name="api-case"),

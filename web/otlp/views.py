@@ -18,12 +18,15 @@ from datasets.otlp.log_ingestion import otlp_logs_ingest
 from evalsite.auth import request_project
 from evalsite.errors import PayloadTooLarge
 from evalsite.middleware import CHUNKED_META
+from evalsite.scopes import INGEST
 from web.otlp.overload import export_slot
 from web.otlp.protocol import export_response, logs_export_response, otlp_exception_handler, request_format
 from web.otlp.schema import EXPORT_REQUEST_SCHEMA, LOGS_REQUEST_SCHEMA, export_responses, logs_export_responses
 
 
 class TraceExport(APIView):
+    required_scopes = {"POST": INGEST}
+
     def get_exception_handler(self):
         return otlp_exception_handler
 

@@ -7,6 +7,8 @@ Access (member to read, reviewer to change) is decided by ``web.pages.access``.
 
 from django.contrib import messages
 from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from datasets.case_selectors import (
     ALL_STATUSES,
@@ -21,12 +23,15 @@ from datasets.cases import case_archive, case_create, case_restore, case_update,
 from datasets.jsonl import cases_import
 from datasets.models import CaseStatus
 from evalsite.errors import DomainError
+from evalsite.models import Role
+from experiments.policies import policy_for
 from experiments.retention import retention_summary
 from scoring.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs
 from web.pages.forms import CaseForm, DatasetForm, ImportForm, errors_show
+from web.pages.policy import policy_apply, policy_context, policy_form
 
 CASES_PER_PAGE = 100
 STATUS_TABS = [CaseStatus.ACTIVE, CaseStatus.DRAFT, CaseStatus.ARCHIVED, ALL_STATUSES]
@@ -54,18 +59,35 @@ def datasets_page(request, project):
 
 @project_page
 def dataset_page(request, project, name):
-    dataset = dataset_get(project=project, name=name, counted=True)
-    status = request.GET.get("status") or CaseStatus.ACTIVE
-    if status not in STATUS_TABS:
-        status = CaseStatus.ACTIVE
+    return dataset_render(request, dataset_get(project=project, name=name))
+
+
+def dataset_render(request, dataset, *, policy_form=None, status=200):
+    """The dataset page: its cases (by status, paged) and its gate policy."""
+    dataset = dataset_get(project=dataset.project, name=dataset.name, counted=True)
+    case_status = request.GET.get("status") or CaseStatus.ACTIVE
+    if case_status not in STATUS_TABS:
+        case_status = CaseStatus.ACTIVE
     cases, newer, older = cursor_page(
-        request, case_list(dataset=dataset, status=status), ordering=("id",), page_size=CASES_PER_PAGE
+        request, case_list(dataset=dataset, status=case_status), ordering=("id",), page_size=CASES_PER_PAGE
     )
-    return page_render(
-        request,
-        "datasets/detail.html",
-        {"dataset": dataset, "cases": cases, "newer": newer, "older": older, "status": status, "tabs": STATUS_TABS},
-    )
+    context = {
+        "dataset": dataset, "cases": cases, "newer": newer, "older": older, "status": case_status,
+        "tabs": STATUS_TABS, **policy_context(request, dataset, policy_form),
+    }  # fmt: skip
+    return page_render(request, "datasets/detail.html", context, status=status)
+
+
+@require_POST
+@project_page(change_role=Role.ADMIN)
+def dataset_policy(request, project, name):
+    dataset = dataset_get(project=project, name=name)
+    form = policy_form(policy_for(dataset), request.POST)
+    status = policy_apply(request, dataset, form) if form.is_valid() else 400
+    if status is not None:
+        return dataset_render(request, dataset, policy_form=form, status=status)
+    messages.success(request, f"The gate policy of {dataset.name} is now at revision {policy_for(dataset).revision}.")
+    return redirect(reverse("dataset", kwargs={"slug": project.slug, "name": dataset.name}) + "#policy")
 
 
 @project_page

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from evalsite import team
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
+from evalsite.scopes import DEFAULT_SCOPES, SCOPE_HELP
 from experiments.project_archive import project_export
 from experiments.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
@@ -48,6 +49,8 @@ def _settings_render(request, project, *, status=200, **extra):
         "invitations": [i for i in Invitation.objects.filter(project=project, accepted_at__isnull=True) if i.is_open],
         "audit": AuditEntry.objects.filter(project=project)[:AUDIT_SHOWN],
         "roles": Role.values,
+        "scope_choices": list(SCOPE_HELP.items()),
+        "default_scopes": DEFAULT_SCOPES,
         "retention": retention_summary(project),
         **extra,
     }
@@ -73,7 +76,9 @@ def settings_page(request, project):
 @admin_page
 def key_create(request, project):
     try:
-        key, full_key = team.key_issue(project=project, actor=request.user, name=request.POST.get("name"))
+        key, full_key = team.key_issue(
+            project=project, actor=request.user, name=request.POST.get("name"), scopes=request.POST.getlist("scopes")
+        )
     except Invalid as exc:
         return _settings_render(request, project, status=400, error=exc.detail)
     return _settings_render(request, project, status=201, new_key=full_key, new_key_name=key.name)

@@ -6,7 +6,20 @@ Who may see what is decided once, in ``web.pages.access``.
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from web.pages import compare, datasets, experiments, gates, home, judge, labels, passes, queue, runs, scoring, team
+from web.pages import (
+    compare,
+    datasets,
+    experiments,
+    gates,
+    home,
+    judge,
+    labels,
+    passes,
+    queue,
+    runs,
+    scoring,
+    team,
+)
 
 project_patterns = [
     path("", home.project_home, name="project-home"),
@@ -18,6 +31,7 @@ project_patterns = [
     path("datasets/<path:name>/export.jsonl", datasets.dataset_export, name="dataset-export"),
     path("datasets/<path:name>/import/", datasets.dataset_import, name="dataset-import"),
     path("datasets/<path:name>/cases/new/", datasets.case_new, name="case-new"),
+    path("datasets/<path:name>/policy/", datasets.dataset_policy, name="dataset-policy"),
     path("datasets/<path:name>/", datasets.dataset_page, name="dataset"),
     path("cases/<int:case_id>/", datasets.case_page, name="case"),
     path("review/", datasets.review_page, name="review"),

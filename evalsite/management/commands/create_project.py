@@ -1,10 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils.text import slugify
 
 from evalsite.errors import Conflict, Invalid
 from evalsite.models import Role
 from evalsite.projects import api_key_create, project_create
+from evalsite.scopes import ADMIN
 from evalsite.team import member_add
 
 
@@ -22,8 +22,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, name, quota_per_minute, admin, **options):
-        if slugify(slug) != slug:
-            raise CommandError(f"SLUG must be lowercase letters, digits, hyphens or underscores; got {slug!r}.")
         if quota_per_minute < 0:
             raise CommandError("--quota-per-minute must be 0 or more.")
         try:
@@ -31,8 +29,8 @@ class Command(BaseCommand):
                 project = project_create(slug=slug, name=name, quota_per_minute=quota_per_minute)
                 if admin:
                     member_add(project=project, actor=None, who=admin, role=Role.ADMIN)
-                _, full_key = api_key_create(project=project, name="created with the project")
+                _, full_key = api_key_create(project=project, name="created with the project", scopes=[ADMIN])
         except (Conflict, Invalid) as exc:
             raise CommandError(exc.detail) from None
-        self.stdout.write(f"Created project {project.slug!r}. Its API key (shown once):")
+        self.stdout.write(f"Created project {project.slug!r}. Its admin API key (shown once):")
         self.stdout.write(full_key)

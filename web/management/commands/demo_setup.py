@@ -8,6 +8,7 @@ from django.db import transaction
 
 from evalsite.models import Project, Role
 from evalsite.projects import api_key_create, membership_set, project_create
+from evalsite.scopes import ADMIN
 from web.demo import demo_data_load
 
 DEMO_SLUG = "reservo"
@@ -51,6 +52,6 @@ class Command(BaseCommand):
         user.save()
         project = project or project_create(slug=DEMO_SLUG, name="Reservo (demo)")
         membership_set(user=user, project=project, role=Role.ADMIN)
-        _, full_key = api_key_create(project=project, name="demo", created_by=user)
+        _, full_key = api_key_create(project=project, name="demo", created_by=user, scopes=[ADMIN])
         demo_data_load(project=project, user=user)
         return {"username": user.username, "password": password, "project": project.slug, "api_key": full_key}
