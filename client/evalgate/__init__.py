@@ -32,6 +32,7 @@ The contract (docs/evalgate.md is the long form, docs/gate.md the server's answe
 
 from .calls import cases_import, fetch_cases, read_runs, request_gate, upload_runs
 from .cli import main
+from .comment import comment_body, comment_post
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, ApiError, EvalgateError
 from .harness import CaseResult, GateReport, assert_case, run_case, run_regression_gate, summarize_failures
 from .http import Client, RetryPolicy, WaitBudget, client_for
@@ -62,6 +63,8 @@ __all__ = [
     "case_line",
     "cases_import",
     "client_for",
+    "comment_body",
+    "comment_post",
     "fetch_cases",
     "format_markdown",
     "format_verdict",

@@ -18,6 +18,7 @@ from .calls import (
     trials_check,
     upload_runs,
 )
+from .comment import FORGES, comment_post
 from .errors import EXIT_BROKEN_PIPE, EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, EvalgateError
 from .files import jsonl_write, parent_ensure, write_json
 from .http import DEFAULT_MAX_WAIT, DEFAULT_TIMEOUT, Client, client_for
@@ -104,8 +105,30 @@ def _cmd_gate(args) -> int:
                 append_markdown(undecided_markdown(args.dataset, args.experiment, exc), args.summary)
         except OSError as write_error:
             exc.details.append(f"could not write the report: {write_error}")
+        _comment(args, undecided_markdown(args.dataset, args.experiment, exc))
         raise
-    return verdict_deliver(verdict, junit=args.junit, summary=args.summary, json_path=args.json)
+    code = verdict_deliver(verdict, junit=args.junit, summary=args.summary, json_path=args.json)
+    _comment(args, format_markdown(verdict))
+    return code
+
+
+def _comment(args, markdown: str) -> None:
+    """Post the report as the request's sticky comment, if asked; a failure to comment
+    is a warning, never the verdict (a FAIL stays 1, a PASS 0)."""
+    if not args.comment:
+        return
+    try:
+        posted = comment_post(markdown, forge=args.comment, timeout=args.timeout)
+    except EvalgateError as exc:
+        details = "".join(f"\n  {line}" for line in exc.details)
+        print(f"evalgate: warning: no {args.comment} comment: {exc.message}{details}", file=sys.stderr)
+        return
+    if posted is None:
+        print(f"evalgate: not a {args.comment} pull or merge request: no comment", file=sys.stderr)
+    else:
+        print(
+            f"evalgate: {posted['action']} the {args.comment} comment {posted['url'] or posted['id']}", file=sys.stderr
+        )
 
 
 def verdict_deliver(
@@ -278,6 +301,12 @@ def _gate_parser(commands, common) -> None:
     )
     gate.add_argument("--junit", help="write a JUnit XML report to this file")
     gate.add_argument("--summary", help="append a Markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
+    gate.add_argument(
+        "--comment",
+        choices=sorted(FORGES),
+        help="post the Markdown report as one comment on the pull (github) or merge (gitlab) request, "
+        "updated on each run; token in EVALGATE_GITHUB_TOKEN or GITHUB_TOKEN / EVALGATE_GITLAB_TOKEN",
+    )
     gate.add_argument("--json", help="write the whole verdict as JSON to this file (e.g. regression_report.json)")
     gate.add_argument(
         "--poll-interval", type=_positive, default=DEFAULT_POLL_INTERVAL, help="seconds between polls (default: 2)"

@@ -141,6 +141,7 @@ class Client:
         self.timeout = float(timeout)
         self.budget = budget or WaitBudget()
         self.retry = retry or RetryPolicy()
+        self.headers: dict = {}  # sent with every request, beside the ones below
         self._opener = urlrequest.build_opener(_NoRedirect)
 
     def url(self, path: str) -> str:
@@ -205,6 +206,7 @@ class Client:
             "Accept": "application/json",
             "Authorization": f"Bearer {self.key}",
             "User-Agent": f"evalgate/{__version__}",
+            **self.headers,
         }
         if data is not None:
             headers["Content-Type"] = content_type
@@ -282,7 +284,7 @@ def _api_error(method: str, url: str, status: int, raw: bytes) -> ApiError:
     reason = http.client.responses.get(status, "")
     if isinstance(problem, dict):
         title = problem.get("title") or reason
-        detail = problem.get("detail")
+        detail = problem.get("detail") or problem.get("message")  # GitHub's and GitLab's errors
         message = f"{method} {url} answered {status} {title}" + (f": {detail}" if detail else "")
         return ApiError(message, status=status, problem=problem, details=problem_details(problem))
     body = f": {_snippet(raw)}" if raw.strip() else ""

@@ -6,15 +6,18 @@ the token counts of its model calls (of all its spans when no model call has any
 the models in the order first used, and states how the run's cost was found:
 ``{"estimated": bool, "sources": [...]}``, or ``{"unknown_price": [models]}`` when a
 model call with tokens has no known price, in which case the run's cost is left empty
-(an understated cost would pass a budget it should fail). A call whose tokens price
-beyond what a cost can hold is rejected alone, with a reason; the rest of the export is
-kept.
+(an understated cost would pass a budget it should fail). A call with a model and only a
+total token count is of unknown price too: the total cannot be priced. A call whose
+tokens price beyond what a cost can hold is rejected alone, with a reason; the rest of
+the export is kept.
 """
 
 from datasets.models import ModelPrice, Span, SpanKind
 from datasets.otlp.pricing import PRICE_TABLE, PRICE_TABLE_VERSION, CostOutOfRange, Price, price_call
 
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
+TOKEN_FIELDS = (
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
+)  # fmt: skip
 ESTIMATED = ("genai-prices", "override")
 
 
@@ -42,7 +45,12 @@ def spans_price(project, by_trace):
                 span.usage = {**(span.usage or {}), "cost_source": "reported"}
                 continue
             usage = span.usage or {}
-            if not span.model or not (usage.get("input_tokens") or usage.get("output_tokens")):
+            if not span.model or not any(usage.get(f) for f in TOKEN_FIELDS):
+                continue
+            if not (usage.get("input_tokens") or usage.get("output_tokens")):
+                # Only a total: it cannot be split into input and output at their prices.
+                # Unpriced in silence, the run's cost would be understated by this call.
+                span.usage = {**usage, "unknown_price": True}
                 continue
             if overrides is None:
                 overrides = price_overrides(project)

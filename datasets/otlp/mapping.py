@@ -14,7 +14,7 @@ mapping table is in ``docs/otel.md``; in short:
   (``gen_ai.agent.name`` / ``agent.name``), else the span's name.
 - **input / output**: tool arguments and result, retrieval query and documents, chat
   messages (see ``messages``), ``input.value`` / ``output.value``.
-- **model**, **usage** (input/output/total tokens), **cost** (``llm.cost.total`` is in
+- **model**, **usage** (input/output/total tokens; cache and reasoning tokens apart), **cost** (``llm.cost.total`` is in
   USD; evalsite keeps cents), **status** and **error**.
 - Every attribute that was not used for a field stays in ``attributes``; so do the
   span's unused events (``otel.events``), links (``otel.links``), OTel span kind
@@ -93,6 +93,7 @@ _CACHE_WRITE_TOKENS = (
     "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
     "llm.token_count.prompt_details.cache_write",
 )  # fmt: skip
+_REASONING_TOKENS = ("llm.token_count.completion_details.reasoning", "gen_ai.usage.reasoning.output_tokens")
 _TOTAL_TOKENS = ("llm.token_count.total", "llm.usage.total_tokens")
 _CENT = Decimal("0.000001")
 # Costs are stored as decimal(14, 6): below 10^8 cents. Anything larger is not a real cost.
@@ -317,8 +318,13 @@ def _usage(attrs, used):
     total = _take_count(attrs, _TOTAL_TOKENS, used)
     if total is None and usage:
         total = _count(sum(usage.values()))
-    # Cached tokens are part of the input tokens: counted apart, not added to the total.
-    for field, keys in (("cache_read_tokens", _CACHE_READ_TOKENS), ("cache_write_tokens", _CACHE_WRITE_TOKENS)):
+    # Cached tokens are part of the input tokens, reasoning tokens of the output tokens:
+    # counted apart, not added to the total.
+    for field, keys in (
+        ("cache_read_tokens", _CACHE_READ_TOKENS),
+        ("cache_write_tokens", _CACHE_WRITE_TOKENS),
+        ("reasoning_tokens", _REASONING_TOKENS),
+    ):
         count = _take_count(attrs, keys, used)
         if count is not None:
             usage[field] = count

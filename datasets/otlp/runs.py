@@ -22,7 +22,9 @@
 - **session_id, user_id, conversation_id**: see ``identity``.
 - **usage, models_used, cost_detail**: token totals, models and how the cost was found
   (``costs.runs_usage``).
-- **metadata**: the resource attributes of the root span's process (``service.name``...).
+- **metadata**: the resource attributes of the root span's process (``service.name``...),
+  and the root's OpenInference ``metadata`` object over them; **tags**: the root's
+  OpenInference ``tag.tags`` (see ``run_attributes``).
 - **experiment, case, trial**: from the root's ``evalsite.*`` attributes, else from the
   earliest span that has them (see ``linking``).
 
@@ -37,6 +39,7 @@ from datasets.otlp.identity import runs_identity
 from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
 from datasets.otlp.messages import first_text, last_text
+from datasets.otlp.run_attributes import run_metadata, run_tags
 
 
 def runs_recompute(*, project, traces):
@@ -89,7 +92,8 @@ def runs_recompute(*, project, traces):
             models_used=models,
             cost_detail=cost_detail,
             **identities[trace.pk],
-            metadata=root.attributes.get("otel.resource") or {},
+            metadata=run_metadata(root.attributes),
+            tags=run_tags(root.attributes),
             experiment=experiment,
             case=case,
             trial=trial,

