@@ -39,7 +39,7 @@ def bar_moves(policy, dataset, since):
     moves.sort(key=lambda m: m["at"], reverse=True)
     shown = moves[:BAR_MOVES_SHOWN]
     for move in shown:
-        move["at"] = move["at"].isoformat()
+        move["at"] = move["at"].isoformat(timespec="seconds")
     return shown, len(moves) - len(shown)
 
 
