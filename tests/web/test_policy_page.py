@@ -61,3 +61,20 @@ def test_an_admin_lowers_the_floor_in_the_page_with_a_reason(actors, dataset):
     assert alice.post(PAGE + "policy/", _form(min_pass_rate=0.5, reason="cases rewritten")).status_code == 302
     policy = GatePolicy.objects.get()
     assert policy.min_pass_rate == 0.5 and policy.floor_changes.get().source == "admin"
+
+
+def test_a_reviewer_quarantines_a_case_with_a_reason_and_releases_it(actors, dataset):
+    from datasets.models import GoldenCase
+
+    case = GoldenCase.objects.create(dataset=dataset, name="refill_rare_drug", input="q")
+    bob = _client(actors.bob)
+    page = f"/p/acme/cases/{case.pk}/"
+    assert bob.post(page, {"action": "quarantine", "quarantine_reason": ""}).status_code == 302
+    assert not GoldenCase.objects.get(pk=case.pk).quarantined
+    assert "A quarantine needs a reason" in bob.get(page).content.decode()
+    bob.post(page, {"action": "quarantine", "quarantine_reason": "supplier list changes this week"})
+    case.refresh_from_db()
+    assert (case.quarantined, case.quarantine_reason) == (True, "supplier list changes this week")
+    bob.post(page, {"action": "release"})
+    assert not GoldenCase.objects.get(pk=case.pk).quarantined
+    assert _client(actors.victor).post(page, {"action": "release"}).status_code == 403

@@ -141,6 +141,20 @@ def case_new(request, project, name):
     )
 
 
+def _quarantine_set(request, case, quarantined):
+    data = {"quarantined": quarantined}
+    if quarantined:
+        data["quarantine_reason"] = (request.POST.get("quarantine_reason") or "").strip()
+    try:
+        case, changed = case_update(case=case, data=data, by=request.user)
+    except DomainError as exc:
+        messages.error(request, f"Case {case.name} was not quarantined: {exc.detail}")
+    else:
+        if changed:
+            messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
+    return redirect("case", slug=case.dataset.project.slug, case_id=case.pk)
+
+
 @project_page
 def case_page(request, project, case_id):
     case = case_get(project=project, case_id=case_id)
@@ -157,6 +171,8 @@ def case_page(request, project, case_id):
                 if changed:
                     messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
             return redirect("case", slug=project.slug, case_id=case.pk)
+        if action in ("quarantine", "release"):
+            return _quarantine_set(request, case, action == "quarantine")
         form = CaseForm(request.POST)
         if form.is_valid():
             try:
