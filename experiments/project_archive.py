@@ -35,6 +35,7 @@ from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
 from evalsite.errors import Conflict, Invalid
 from evalsite.models import Project
 from evalsite.projects import project_create
+from evalsite.team import MAX_QUOTA_PER_MINUTE, MAX_RETENTION_DAYS
 from experiments.archive_members import ArchiveMembers
 from experiments.models import GatePolicy
 from scoring.models import Score
@@ -209,11 +210,23 @@ def project_import(*, data, slug=None, name=None):
         _sources_link(project)
         _scores_create(project, _jsonl(archive, "scores.jsonl"))
         _policies_create(datasets, experiments, _jsonl(archive, "datasets.jsonl"))
-        Project.objects.filter(pk=project.pk).update(
-            quota_per_minute=int(settings.get("quota_per_minute") or 0), retention_days=settings.get("retention_days")
-        )
+        Project.objects.filter(pk=project.pk).update(**_settings_checked(settings))
     project.refresh_from_db()
     return project
+
+
+def _settings_checked(settings):
+    """The archived quota and retention, by the rules the settings page keeps; ``Invalid`` otherwise."""
+    quota, days = settings.get("quota_per_minute") or 0, settings.get("retention_days")
+    if type(quota) is not int or not 0 <= quota <= MAX_QUOTA_PER_MINUTE:
+        raise _bad(
+            "manifest.json", f"project.quota_per_minute must be a whole number from 0 to {MAX_QUOTA_PER_MINUTE}."
+        )
+    if days is not None and (type(days) is not int or not 1 <= days <= MAX_RETENTION_DAYS):
+        raise _bad(
+            "manifest.json", f"project.retention_days must be null or a whole number from 1 to {MAX_RETENTION_DAYS}."
+        )
+    return {"quota_per_minute": quota, "retention_days": days}
 
 
 def _datasets_create(project, rows):

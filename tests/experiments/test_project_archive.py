@@ -173,3 +173,16 @@ def test_a_member_or_an_archive_over_its_size_limit_is_refused_naming_the_settin
     assert not Project.objects.filter(slug="big").exists()
     settings.EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = 10**9
     assert _counts(project_import(data=archive, slug="big")) == _counts(acme)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("quota_per_minute", "many"), ("quota_per_minute", -1), ("retention_days", 0), ("retention_days", "30")],
+)
+def test_an_archived_quota_or_retention_out_of_its_rules_is_refused_and_nothing_is_written(acme, field, value):
+    archive = project_export(acme)
+    manifest = orjson.loads(zipfile.ZipFile(io.BytesIO(archive)).read("manifest.json"))
+    manifest["project"][field] = value
+    with pytest.raises(Invalid, match=f"project.{field} must be"):
+        project_import(data=_with(archive, "manifest.json", orjson.dumps(manifest)), slug="odd")
+    assert not Project.objects.filter(slug="odd").exists()
