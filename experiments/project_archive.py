@@ -33,6 +33,7 @@ from datasets.ingestion import traces_ingest
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
 from evalsite.errors import Conflict, Invalid
+from evalsite.json_input import json_read
 from evalsite.models import Project
 from evalsite.projects import project_create
 from evalsite.team import MAX_QUOTA_PER_MINUTE, MAX_RETENTION_DAYS
@@ -183,9 +184,11 @@ def _jsonl(archive, name):
     for number, raw in enumerate(body.splitlines(), start=1):
         if raw.strip():
             try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise _bad(f"{name}:{number}", f"is not JSON ({exc}).") from None
+                # The rules of every JSON body (duplicate keys, NUL, 64-bit numbers, depth, UTF-8).
+                row = json_read(raw, where="line")
+            except Invalid as exc:
+                problem = exc.errors[0]
+                raise _bad(f"{name}:{number}", f"{problem['field']} {problem['message']}.") from None
             if not isinstance(row, dict):
                 raise _bad(f"{name}:{number}", "must be a JSON object.")
             rows.append((number, row))
