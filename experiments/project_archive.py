@@ -33,8 +33,10 @@ from datasets.ingestion import traces_ingest
 from datasets.jsonl import cases_export_lines, cases_import
 from datasets.models import Dataset, Experiment, GoldenCase, Span, Trace
 from evalsite.errors import Conflict, Invalid
+from evalsite.json_input import json_read
 from evalsite.models import Project
 from evalsite.projects import project_create
+from evalsite.team import MAX_QUOTA_PER_MINUTE, MAX_RETENTION_DAYS
 from experiments.archive_members import ArchiveMembers
 from experiments.models import GatePolicy
 from scoring.models import Score
@@ -182,9 +184,11 @@ def _jsonl(archive, name):
     for number, raw in enumerate(body.splitlines(), start=1):
         if raw.strip():
             try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise _bad(f"{name}:{number}", f"is not JSON ({exc}).") from None
+                # The rules of every JSON body (duplicate keys, NUL, 64-bit numbers, depth, UTF-8).
+                row = json_read(raw, where="line")
+            except Invalid as exc:
+                problem = exc.errors[0]
+                raise _bad(f"{name}:{number}", f"{problem['field']} {problem['message']}.") from None
             if not isinstance(row, dict):
                 raise _bad(f"{name}:{number}", "must be a JSON object.")
             rows.append((number, row))
@@ -209,11 +213,23 @@ def project_import(*, data, slug=None, name=None):
         _sources_link(project)
         _scores_create(project, _jsonl(archive, "scores.jsonl"))
         _policies_create(datasets, experiments, _jsonl(archive, "datasets.jsonl"))
-        Project.objects.filter(pk=project.pk).update(
-            quota_per_minute=int(settings.get("quota_per_minute") or 0), retention_days=settings.get("retention_days")
-        )
+        Project.objects.filter(pk=project.pk).update(**_settings_checked(settings))
     project.refresh_from_db()
     return project
+
+
+def _settings_checked(settings):
+    """The archived quota and retention, by the rules the settings page keeps; ``Invalid`` otherwise."""
+    quota, days = settings.get("quota_per_minute") or 0, settings.get("retention_days")
+    if type(quota) is not int or not 0 <= quota <= MAX_QUOTA_PER_MINUTE:
+        raise _bad(
+            "manifest.json", f"project.quota_per_minute must be a whole number from 0 to {MAX_QUOTA_PER_MINUTE}."
+        )
+    if days is not None and (type(days) is not int or not 1 <= days <= MAX_RETENTION_DAYS):
+        raise _bad(
+            "manifest.json", f"project.retention_days must be null or a whole number from 1 to {MAX_RETENTION_DAYS}."
+        )
+    return {"quota_per_minute": quota, "retention_days": days}
 
 
 def _datasets_create(project, rows):

@@ -147,7 +147,10 @@ def _kind_problems(kind, data):
     foreign = [
         f
         for f in ("options", "passing", "minimum", "maximum", "pass_threshold")
-        if kind in _KIND_FIELDS and f not in _KIND_FIELDS[kind] and data.get(f) not in (None, [])
+        if isinstance(kind, str)
+        and kind in _KIND_FIELDS
+        and f not in _KIND_FIELDS[kind]
+        and data.get(f) not in (None, [])
     ]
     if foreign:
         return [{"field": f, "message": f"does not apply to a {kind} label; leave it out"} for f in foreign]

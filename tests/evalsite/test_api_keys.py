@@ -110,3 +110,10 @@ def test_create_project_with_an_unknown_admin_creates_nothing(db):
     with pytest.raises(CommandError, match="nobody"):
         call_command("create_project", "pedalpal", "--admin", "nobody")
     assert not Project.objects.filter(slug="pedalpal").exists()
+
+
+@pytest.mark.parametrize("quota", ["\u0666\u0660\u0660", "1_000"])
+def test_create_project_refuses_a_quota_not_written_in_ascii_digits(db, quota):
+    with pytest.raises(CommandError, match="ASCII digits"):
+        call_command("create_project", "pedalpal", "--quota-per-minute", quota)
+    assert not Project.objects.filter(slug="pedalpal").exists()

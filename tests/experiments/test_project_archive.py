@@ -173,3 +173,37 @@ def test_a_member_or_an_archive_over_its_size_limit_is_refused_naming_the_settin
     assert not Project.objects.filter(slug="big").exists()
     settings.EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = 10**9
     assert _counts(project_import(data=archive, slug="big")) == _counts(acme)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("quota_per_minute", "many"), ("quota_per_minute", -1), ("retention_days", 0), ("retention_days", "30")],
+)
+def test_an_archived_quota_or_retention_out_of_its_rules_is_refused_and_nothing_is_written(acme, field, value):
+    archive = project_export(acme)
+    manifest = orjson.loads(zipfile.ZipFile(io.BytesIO(archive)).read("manifest.json"))
+    manifest["project"][field] = value
+    with pytest.raises(Invalid, match=f"project.{field} must be"):
+        project_import(data=_with(archive, "manifest.json", orjson.dumps(manifest)), slug="odd")
+    assert not Project.objects.filter(slug="odd").exists()
+
+
+@pytest.mark.parametrize(
+    ("line_change", "message"),
+    [
+        (
+            lambda line: line.replace(b'"trace_id":', b'"trace_id":"dup","trace_id":', 1),
+            "holds the key 'trace_id' twice",
+        ),
+        (lambda line: line.replace(b'"name":"', b'"name":"a\\u0000', 1), "NUL character"),
+    ],
+)
+def test_an_archived_line_is_read_by_the_rules_of_every_json_body(acme, line_change, message):
+    archive = project_export(acme)
+    lines = zipfile.ZipFile(io.BytesIO(archive)).read("runs.jsonl").splitlines()
+    lines[1] = line_change(lines[1])
+    with pytest.raises(Invalid) as error:
+        project_import(data=_with(archive, "runs.jsonl", b"\n".join(lines)), slug="odd")
+    assert error.value.errors[0]["field"] == "runs.jsonl:2"
+    assert message in error.value.errors[0]["message"]
+    assert not Project.objects.filter(slug="odd").exists()

@@ -5,11 +5,12 @@ import dataclasses
 import json
 import logging
 import shutil
+import socket
 import time
 
 import pytest
 
-from checks.judge import Judge, judge_score
+from checks.judge import Judge, client, judge_score
 from checks.judge.client import MAX_REPLY_BYTES
 from checks.scorers import Abstain, Result, run_from_payload
 from tests.scoring.judge_server import (
@@ -293,4 +294,15 @@ def test_it_does_not_call_a_loopback_judge_unless_private_addresses_are_allowed(
     outcome = judge_score(config=judge, criterion_id="answer_relevance", run=run())
     assert outcome.reason == "address_refused"
     assert "127.0.0.1 is a loopback address" in outcome.detail["message"]
+    assert server.count == 0
+
+
+def test_the_address_a_call_connected_to_is_checked_again_before_anything_is_sent(server):
+    # A host name may resolve elsewhere between the check and the connection: the
+    # connected socket's own peer address is what the rule is applied to last.
+    host, port = server.url.split("//")[1].split("/")[0].split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        with pytest.raises(client._Refused, match="127.0.0.1 is a loopback address"):
+            client._Call(time.monotonic() + 5, allow_private=False).check_peer(sock)
+        client._Call(time.monotonic() + 5, allow_private=True).check_peer(sock)  # allowed: nothing raised
     assert server.count == 0

@@ -54,6 +54,7 @@ def test_a_second_label_by_the_same_author_replaces_the_first_and_keeps_it(actor
 def test_bad_configs_are_named_and_archived_ones_take_no_labels(actors, configs):
     for body, field in (
         ({"name": "x", "kind": "stars"}, "kind"),
+        ({"name": "x", "kind": {}, "options": []}, "kind"),
         ({"name": "y", "kind": "categorical", "options": ["only"]}, "options"),
         ({"name": "z", "kind": "numeric", "minimum": 5, "maximum": 1}, "maximum"),
         ({"name": "has:colon"}, "name"),

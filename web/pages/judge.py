@@ -52,8 +52,14 @@ def judge_settings(request, project):
             messages.success(request, "The judge configuration was saved.")
             return redirect("judge-settings", slug=project.slug)
     tested = request.session.pop(_tested_key(project), None) if request.method == "GET" else None
-    connection = ConnectionTest(**tested["connection"]) if tested and tested["connection"] else None
+    connection = _connection_from(tested["connection"]) if tested and tested["connection"] else None
     return _settings_render(request, form, config, connection=connection, tested=tested is not None)
+
+
+def _connection_from(stored):
+    # Only the fields ConnectionTest has now: an outcome stored by an older release may carry more.
+    names = {f.name for f in dataclasses.fields(ConnectionTest)}
+    return ConnectionTest(**{k: v for k, v in stored.items() if k in names})
 
 
 def _tested_key(project):

@@ -1,3 +1,5 @@
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -8,13 +10,22 @@ from evalsite.scopes import ADMIN
 from evalsite.team import member_add
 
 
+def _ascii_whole(text):
+    # int() also reads "١٢" and "1_000"; a quota is written in ASCII digits.
+    if not (text.isascii() and text.lstrip("-").isdigit()):
+        raise argparse.ArgumentTypeError(f"must be a whole number in ASCII digits; got {text!r}")
+    return int(text)
+
+
 class Command(BaseCommand):
     help = "Create a project and its first API key. The key is printed once, alone on the last line."
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
-        parser.add_argument("--quota-per-minute", type=int, default=0, help="Records per minute; 0 = no ceiling.")
+        parser.add_argument(
+            "--quota-per-minute", type=_ascii_whole, default=0, help="Records per minute; 0 = no ceiling."
+        )
         parser.add_argument(
             "--admin",
             metavar="USER",
