@@ -20,7 +20,9 @@ A case, over its trials (all its runs in the experiment; usually one):
   ("2 of 3 trials recorded", or "measured" when some abstained);
 - otherwise it *passes* when at least ``trial_pass_ratio`` of its measured trials passed
   (1.0, the default: every one, which is pass^k) and *fails* otherwise;
-- it is *flaky* when some of its measured trials passed and some failed.
+- it is *flaky* when some of its measured trials passed and some failed, counting the
+  runs a re-sent trial superseded (``earlier``): a failure retried into a pass is still a
+  flaky case, though only the counted run of each trial enters pass^k.
 Its seed fields and reasons come from its first failing trial, or its last one.
 
 The gate is FAIL when any of these holds (each adds one line to ``blocked_by``):
@@ -142,16 +144,22 @@ class CaseTrials:
     shown: int | None  # index of the trial whose seed fields are reported (None: no run)
 
 
-def trials_decide(trial_verdicts, *, required=1, pass_ratio=1.0):
-    """A case's ``CaseTrials`` from its trials' verdicts, in trial order."""
+def trials_decide(trial_verdicts, *, required=1, pass_ratio=1.0, earlier=()):
+    """A case's ``CaseTrials`` from its trials' verdicts, in trial order.
+
+    ``earlier``: the verdicts of the runs later runs of the same trials superseded; they
+    count only towards ``flaky``.
+    """
     if not trial_verdicts:
         return CaseTrials(False, True, ["error"], [], [NO_RUN_REASON], 0, 0, 0, False, None)
     measured = [v for v in trial_verdicts if v.measured]
     n, c = len(measured), sum(v.passed for v in measured)
+    attempts = [v.passed for v in (*measured, *earlier) if v.measured]
     failing = next((i for i, v in enumerate(trial_verdicts) if v.measured and not v.passed), None)
     shown = failing if failing is not None else len(trial_verdicts) - 1
     base = trial_verdicts[shown]
-    counts = {"recorded": len(trial_verdicts), "trials": n, "passed_trials": c, "flaky": 0 < c < n, "shown": shown}
+    flaky = any(attempts) and not all(attempts)
+    counts = {"recorded": len(trial_verdicts), "trials": n, "passed_trials": c, "flaky": flaky, "shown": shown}
     if n < required:
         if required == 1:
             return CaseTrials(False, False, [], base.unmeasured_checks, base.reasons, **counts)

@@ -2,9 +2,11 @@
 
 Per scorer (and scorer version: two judges' scores are not comparable): each side's
 ``{mean, n}`` over its non-stale scores, ``diff`` (candidate − base), ``decidable``
-(both n ≥ 20; a mean that moved on four runs is noise), ``regressed`` (decidable and
-diff < −tolerance), a 95% confidence interval of the difference (normal approximation
-of the difference of two means, Welch's standard error), and abstentions counted beside
+(both n ≥ 20; a mean that moved on four runs is noise), a 95% confidence interval of the
+difference (normal approximation of the difference of two means, Welch's standard
+error), ``regressed`` (decidable and the whole interval below −tolerance: a drop the
+interval does not rule out as noise, or one within the tolerance, is not a regression),
+and abstentions counted beside
 the means (never inside them). A scorer that scored the same runs under several configs
 (``json_valid`` with and without a schema) gives one row per config, never one mean
 over both; per-case configs (each case its expectations, one score per run) stay one
@@ -211,11 +213,12 @@ def _row(scorer, version, base, candidate, base_abstained, candidate_abstained, 
         return row
     diff = candidate["mean"] - base["mean"]
     decidable = base["n"] >= MIN_DECIDABLE_N and candidate["n"] >= MIN_DECIDABLE_N
-    row.update(diff=diff, decidable=decidable, regressed=decidable and diff < -tolerance)
+    row.update(diff=diff, decidable=decidable)
     vb, vc = _variance(base), _variance(candidate)
     if vb is not None and vc is not None:
         half = Z_95 * math.sqrt(vb / base["n"] + vc / candidate["n"])
         row["ci95"] = [diff - half, diff + half]
+    row["regressed"] = decidable and row["ci95"] is not None and row["ci95"][1] < -tolerance
     return row
 
 

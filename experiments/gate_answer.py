@@ -5,7 +5,8 @@ tool_choice_ok, schema_errors, output_errors, cost_cents, cost_ok, latency_ms,
 latency_ok``) taken from the trial its verdict shows (the first failing trial, or the
 last), every check of that trial, the categories of failed and unmeasured checks, the
 reasons in words, and the trials: how many were measured and passed, each trial's
-outcome, and the runs superseded by a later run of the same trial.
+outcome, and the runs superseded by a later run of the same trial; ``retried`` names the
+superseded runs that failed, each beside the run that replaced it.
 """
 
 from checks.scorers import answer_is_checked
@@ -46,6 +47,20 @@ def case_answer(case, trial_runs, trial_checks, trial_verdicts, decided, tools):
         ],
         "superseded": trial_runs.superseded,
     }
+
+
+def retried_trials(trial_runs, trial_verdicts, earlier):
+    """The trials re-sent after a failure: ``[{trial, superseded: {trace_id, passed}, counted: {trace_id,
+    passed}}]`` for each superseded run that was measured and failed, beside the run that replaced it."""
+    counted = {
+        number: {"trace_id": run["trace_id"], "passed": verdict.passed if verdict.measured else None}
+        for (number, run), verdict in zip(trial_runs.trials, trial_verdicts, strict=True)
+    }
+    return [
+        {"trial": number, "superseded": {"trace_id": run["trace_id"], "passed": False}, "counted": counted[number]}
+        for (number, run), verdict in zip(trial_runs.superseded_runs, earlier, strict=True)
+        if verdict.measured and not verdict.passed
+    ]
 
 
 def _seed_fields(checks, run, actual_tools):

@@ -4,7 +4,8 @@ All runs of one case within one experiment are that case's trials. A run's ``tri
 numbers it; runs sent without one are numbered 1, 2, 3... in the order they started.
 When two runs carry the same number (a CI job re-run for the same commit sends its
 runs again), the one that started last counts and the others are *superseded*: listed,
-never counted, so a re-run adds runs and never breaks the gate.
+never counted, so a re-run adds runs and never breaks the gate. They stay evidence: the
+gate scores them too, and a case whose superseded run failed is flaky (``retried``).
 
 ``inputs_differing`` names the runs whose input does not hold their case's
 (``checks.input_match``), for the policy's ``input_match``.
@@ -23,6 +24,7 @@ RUN_FIELDS = ("id", "trace_id", "case_id", "trial", "latency_ms", "cost_cents")
 class CaseTrialRuns:
     trials: list = field(default_factory=list)  # [(trial number, run values)] in trial order
     superseded: list = field(default_factory=list)  # trace ids of runs another run of their trial replaced
+    superseded_runs: list = field(default_factory=list)  # [(trial number, run values)] of those runs, in start order
 
 
 def active_cases(dataset):
@@ -74,9 +76,13 @@ def trials_group(runs):
         if number is None:
             number, next_free = next_free, next_free + 1
         if number in numbered:
-            superseded.append(numbered[number]["trace_id"])
+            superseded.append((number, numbered[number]))
         numbered[number] = run
-    return CaseTrialRuns(trials=sorted(numbered.items()), superseded=superseded)
+    return CaseTrialRuns(
+        trials=sorted(numbered.items()),
+        superseded=[run["trace_id"] for _, run in superseded],
+        superseded_runs=superseded,
+    )
 
 
 def inputs_differing(experiment, dataset):

@@ -35,7 +35,7 @@ from evalsite.errors import Invalid
 from evalsite.metrics import GATE_VERDICTS, counted_on_commit
 from experiments.bar import bar_moves, bar_since
 from experiments.comparison import experiments_compare
-from experiments.gate_answer import case_answer, verdict_figures
+from experiments.gate_answer import case_answer, retried_trials, verdict_figures
 from experiments.gate_runs import CaseTrialRuns, active_cases, inputs_differing, trials_of_cases
 from experiments.gate_worker import gate_claim, holder_name, lease_kept
 from experiments.models import GateCase, GateRun
@@ -156,7 +156,9 @@ def _evaluate(gate_run):
     advisory = _advisory(gate_run.project, policy, scorers)
     outcomes, _ = outcomes_ensure(
         project=gate_run.project,
-        scorers_by_run={run["id"]: scorers[case_id] for case_id, t in trials.items() for _, run in t.trials},
+        scorers_by_run={
+            run["id"]: scorers[case_id] for case_id, t in trials.items() for _, run in (*t.trials, *t.superseded_runs)
+        },
         tools=False,
     )
     tools = tool_names(_tools_wanted(trials, scorers, advisory, outcomes))
@@ -215,8 +217,16 @@ def _case_result(case, runs, scorer_ids, evidence, policy):
         case_decide(checks, input_differs=run["id"] in evidence.input_required)
         for checks, (_, run) in zip(trial_checks, runs.trials, strict=True)
     ]
-    decided = trials_decide(trial_verdicts, required=policy.trials, pass_ratio=policy.trial_pass_ratio)
+    earlier = [
+        case_decide(
+            [_check(s, outcomes.get((run["id"], s))) for s in gating],
+            input_differs=run["id"] in evidence.input_required,
+        )
+        for _, run in runs.superseded_runs
+    ]
+    decided = trials_decide(trial_verdicts, required=policy.trials, pass_ratio=policy.trial_pass_ratio, earlier=earlier)
     result = case_answer(case, runs, trial_checks, trial_verdicts, decided, tools)
+    result["retried"] = retried_trials(runs, trial_verdicts, earlier)
     shown = runs.trials[decided.shown][1] if decided.shown is not None else None
     result["advisory_checks"] = [
         _check(s, outcomes.get((shown["id"], s))).as_dict() for s in scorer_ids if s in advisory and shown
@@ -291,6 +301,7 @@ def _answer(gate_run, verdict, policy, baseline, comparison, rows):
         "flaky": [row.name for row in gating if row.flaky],
         "quarantined_cases": len(rows) - len(gating),
         "unchecked_answers": [row.name for row in gating if not row.result["answer_checked"]],
+        "retried": [{"case": row.name, **retry} for row in gating for retry in row.result["retried"]],
         "baseline": {"experiment": baseline.name, "pass_rate": baseline_rate} if baseline else None,
         "delta": verdict.pass_rate - baseline_rate
         if baseline_rate is not None and verdict.pass_rate is not None

@@ -183,6 +183,7 @@ def format_verdict(gate: dict) -> str:
         lines.append(f"quarantined: {case.get('name', '?')} {state} (not counted)")
     if gate.get("unchecked_answers"):
         lines.append("expected answers nothing checks: " + ", ".join(str(n) for n in gate["unchecked_answers"]))
+    lines += [retried_line(retry) for retry in gate.get("retried") or []]
     lines += [
         f"warning: run {m.get('trace_id')} does not carry the input of its case {m.get('case')}: attached to the wrong case?"
         for m in gate.get("input_mismatches") or []
@@ -198,6 +199,19 @@ def format_verdict(gate: dict) -> str:
             if case.get("run_url"):
                 lines.append(f"    run: {case['run_url']}")
     return "\n".join(lines)
+
+
+def retried_line(retry: dict) -> str:
+    """``retried: quote trial 2: v1-quote-2 FAIL, then v1-quote-2-again PASS (flaky)``."""
+    earlier, counted = retry.get("superseded") or {}, retry.get("counted") or {}
+    return (
+        f"retried: {retry.get('case', '?')} trial {retry.get('trial', '?')}: {earlier.get('trace_id')} "
+        f"{_outcome(earlier.get('passed'))}, then {counted.get('trace_id')} {_outcome(counted.get('passed'))} (flaky)"
+    )
+
+
+def _outcome(passed) -> str:
+    return "PASS" if passed is True else ("FAIL" if passed is False else "not measured")
 
 
 def _names(items) -> str:

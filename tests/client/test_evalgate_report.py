@@ -520,3 +520,21 @@ def test_it_warns_of_a_run_whose_input_is_not_its_cases():
         "attached to the wrong case?"
     )
     assert warning in lines
+
+
+def test_it_prints_each_trial_re_sent_after_a_failure_with_both_outcomes():
+    answer = pass_answer()
+    answer["retried"] = [
+        {
+            "case": "quote_focus_pro_3h",
+            "trial": 1,
+            "superseded": {"trace_id": "v2-quote_focus_pro_3h@1", "passed": False},
+            "counted": {"trace_id": "v2-quote_focus_pro_3h@2", "passed": True},
+        }
+    ]
+    lines = evalgate.format_verdict(answer).splitlines()
+    assert lines[:6] == evalgate.format_verdict(pass_answer()).splitlines()[:6]
+    assert (
+        "retried: quote_focus_pro_3h trial 1: v2-quote_focus_pro_3h@1 FAIL, then v2-quote_focus_pro_3h@2 PASS (flaky)"
+        in lines
+    )

@@ -60,7 +60,7 @@ def test_it_compares_means_with_each_sides_n_and_a_confidence_interval(actors, t
     assert row["base"] == {"mean": pytest.approx(0.9), "n": 20, "abstained": 0}
     assert row["candidate"] == {"mean": pytest.approx(0.7), "n": 20, "abstained": 0}
     assert row["diff"] == pytest.approx(-0.2)
-    assert row["decidable"] and row["regressed"]
+    assert row["decidable"] and not row["regressed"]  # the interval reaches above zero: not shown to be worse
     half = 1.959963984540054 * math.sqrt((0.09 * 20 / 19) / 20 + (0.21 * 20 / 19) / 20)
     assert row["ci95"] == [pytest.approx(-0.2 - half), pytest.approx(-0.2 + half)]
 
@@ -74,12 +74,23 @@ def test_under_twenty_on_either_side_is_undecidable_and_never_a_regression(actor
     assert (row["decidable"], row["regressed"]) == (False, False)
 
 
-def test_a_drop_within_the_tolerance_is_not_a_regression(actors, two):
+def test_it_does_not_call_a_drop_a_regression_when_its_interval_reaches_zero(actors, two):
     base, candidate = two
     _scores(actors, base, "contains", 20, 0)
     _scores(actors, candidate, "contains", 19, 1)
-    assert experiments_compare(base=base, candidate=candidate, tolerance=0.1)["scorers"][0]["regressed"] is False
-    assert experiments_compare(base=base, candidate=candidate, tolerance=0.0)["scorers"][0]["regressed"] is True
+    row = experiments_compare(base=base, candidate=candidate, tolerance=0.0)["scorers"][0]
+    assert row["decidable"] and row["diff"] == pytest.approx(-0.05) and row["ci95"][1] > 0
+    assert row["regressed"] is False
+
+
+def test_it_calls_a_drop_a_regression_only_when_the_interval_is_wholly_below_the_tolerance(actors, two):
+    base, candidate = two
+    _scores(actors, base, "contains", 20, 0)
+    _scores(actors, candidate, "contains", 10, 10)
+    row = experiments_compare(base=base, candidate=candidate, tolerance=0.0)["scorers"][0]
+    assert row["ci95"][1] == pytest.approx(-0.5 + 1.959963984540054 * math.sqrt(0.25 * 20 / 19 / 20))
+    assert row["regressed"] is True
+    assert experiments_compare(base=base, candidate=candidate, tolerance=0.3)["scorers"][0]["regressed"] is False
 
 
 def test_abstentions_are_counted_beside_the_means(actors, two):

@@ -3,6 +3,7 @@
 import pytest
 
 from datasets.models import Dataset, GoldenCase
+from evalgate.calls import runs_for_attempt
 from experiments.models import GatePolicy, GateRun
 from tests.factories import run_payload
 
@@ -211,3 +212,58 @@ def test_a_case_not_gated_on_tool_choice_still_reports_the_tools_its_run_called(
     case = response.json()["cases"][0]
     assert [c["scorer"] for c in case["checks"]] == ["latency_budget"]
     assert (case["passed"], case["actual_tools"]) == (True, ["quote_room"])
+
+
+def _resend(actors, case, trial, *, passing, trace_id, experiment="v1"):
+    payload = run_payload(
+        trace_id, dataset="desk", case=case, experiment=experiment, spans=GOOD if passing else BAD, trial=trial,
+        started_at="2026-11-30T11:00:00Z",
+    )  # fmt: skip
+    assert actors.api().post("/v1/api/traces", payload, format="json").status_code == 201
+
+
+def test_it_keeps_a_failed_trial_re_sent_until_it_passed_as_a_flaky_case(actors, dataset):
+    _policy(dataset, trials=3, max_flaky=0)
+    _upload(actors, "v1", {"quote": "pfp", "book": "ppp", "cancel": "ppp"})
+    _resend(actors, "quote", 2, passing=True, trace_id="v1-quote-2-again")
+    answer = _gate(actors, "v1")
+    assert (answer["verdict"], answer["passed_cases"], answer["pass_hat_k"]) == ("FAIL", 3, 1.0)
+    assert (answer["flaky_cases"], answer["flaky"]) == (1, ["quote"])
+    assert answer["blocked_by"] == ["1 cases are flaky; the policy allows 0"]
+    assert answer["retried"] == [
+        {
+            "case": "quote",
+            "trial": 2,
+            "superseded": {"trace_id": "v1-quote-2", "passed": False},
+            "counted": {"trace_id": "v1-quote-2-again", "passed": True},
+        }
+    ]
+    assert _case(answer, "quote")["superseded"] == ["v1-quote-2"]
+
+
+def test_it_does_not_list_a_re_sent_trial_whose_earlier_run_passed(actors, dataset):
+    _upload(actors, "v1", {"quote": "p", "book": "p", "cancel": "p"})
+    _resend(actors, "quote", 1, passing=True, trace_id="v1-quote-1-again")
+    answer = _gate(actors, "v1")
+    assert (answer["verdict"], answer["retried"], answer["flaky_cases"]) == ("PASS", [], 0)
+
+
+def test_it_counts_a_whole_ci_job_re_run_with_attempt_the_same_way(actors, dataset):
+    _policy(dataset, max_flaky=0)
+
+    def job(attempt, failing, started_at):
+        runs = [
+            run_payload(f"sha-1-{case}", dataset="desk", case=case, experiment="sha-1", started_at=started_at,
+                        spans=BAD if case == failing else GOOD)
+            for case in CASES
+        ]  # fmt: skip
+        response = actors.api().post("/v1/api/traces", {"traces": runs_for_attempt(runs, attempt)}, format="json")
+        assert response.status_code == 201, response.content
+        return _gate(actors, "sha-1")
+
+    assert job("1", "book", "2026-11-30T10:00:00Z")["verdict"] == "FAIL"
+    again = job("2", None, "2026-11-30T11:00:00Z")
+    assert (again["verdict"], again["passed_cases"], again["flaky"]) == ("FAIL", 3, ["book"])
+    assert [(r["case"], r["superseded"]["trace_id"], r["counted"]["trace_id"]) for r in again["retried"]] == [
+        ("book", "sha-1-book@1", "sha-1-book@2")
+    ]

@@ -176,3 +176,11 @@ def test_it_leaves_a_case_with_no_gating_check_unmeasured_never_passed():
 def test_it_leaves_a_trial_whose_input_differs_unmeasured_whatever_its_checks_say():
     verdict = case_decide([Check("contains", "passed", "ok")], has_run=True, input_differs=True)
     assert (verdict.passed, verdict.measured, verdict.reasons) == (False, False, ["input differs from the case's"])
+
+
+def test_it_counts_a_superseded_failure_towards_flaky_but_not_towards_pass_hat_k():
+    retried = trials_decide([_case("passed")], earlier=[_case("failed")])
+    assert (retried.passed, retried.flaky, retried.passed_trials, retried.trials) == (True, True, 1, 1)
+    assert not trials_decide([_case("passed")], earlier=[_case("passed")]).flaky
+    assert not trials_decide([_case("passed")], earlier=[_case("abstained")]).flaky
+    assert not gate_decide([retried], floor=1.0, max_abstained=0, max_flaky=0).passed

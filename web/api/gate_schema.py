@@ -30,6 +30,21 @@ class GateTrial(serializers.Serializer):
     failed_checks = serializers.ListField(child=serializers.CharField())
 
 
+class GateAttempt(serializers.Serializer):
+    trace_id = serializers.CharField()
+    passed = serializers.BooleanField(allow_null=True, help_text="null: the run could not be measured.")
+
+
+class GateRetry(serializers.Serializer):
+    trial = serializers.IntegerField()
+    superseded = GateAttempt(help_text="The earlier run, which failed (not counted for pass^k).")
+    counted = GateAttempt(help_text="The run that replaced it.")
+
+
+class GateCaseRetry(GateRetry):
+    case = serializers.CharField(help_text="The case's name.")
+
+
 class GateCase(serializers.Serializer):
     name = serializers.CharField()
     case_id = serializers.IntegerField()
@@ -66,13 +81,19 @@ class GateCase(serializers.Serializer):
     )
     trials = serializers.IntegerField(help_text="Trials measured.")
     passed_trials = serializers.IntegerField()
-    flaky = serializers.BooleanField(help_text="Some measured trials passed and some failed.")
+    flaky = serializers.BooleanField(
+        help_text="Some measured trials passed and some failed, counting runs a re-sent trial superseded."
+    )
     trial_results = GateTrial(
         many=True, help_text="Each trial in order: its run, outcome (null: unmeasured), categories."
     )
     superseded = serializers.ListField(
         child=serializers.CharField(), help_text="Runs a later run of the same trial replaced (not counted)."
     )
+    retried = GateRetry(
+        many=True, required=False,
+        help_text="Trials re-sent after a failure: the failed run beside the one that replaced it (the case is flaky).",
+    )  # fmt: skip
     advisory_checks = GateCheck(
         many=True, required=False, help_text="Checks of judge criteria not calibrated enough to gate (reported only)."
     )
@@ -134,6 +155,10 @@ class GateVerdict(serializers.Serializer):
         child=serializers.CharField(), help_text="Judge criteria that advise but do not gate, and why."
     )
     input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="The policy's input_match.")
+    retried = GateCaseRetry(
+        many=True,
+        help_text="Every trial re-sent after a failure, by case: still evidence, each such case is flaky.",
+    )
     input_mismatches = GateInputMismatch(
         many=True,
         help_text="Counted runs whose input does not contain their case's input: attached to the wrong case? "
