@@ -194,3 +194,9 @@ def test_retention_is_set_shown_and_audited(actors, alice):
     actors.acme.refresh_from_db()
     assert actors.acme.retention_days is None
     assert _client(actors.victor).post(SETTINGS + "retention/", {"retention_days": "1"}).status_code == 403
+
+
+def test_a_feedback_only_key_can_be_issued_from_the_settings_page(actors, alice):
+    assert 'name="scopes" value="feedback">' in alice.get(SETTINGS).content.decode()
+    assert alice.post(SETTINGS + "keys/", {"name": "widget", "scopes": ["feedback"]}).status_code == 201
+    assert ApiKey.objects.get(name="widget").scopes == ["feedback"]
