@@ -10,6 +10,7 @@ class ScoreSource(models.TextChoices):
     BUILTIN = "builtin"
     JUDGE = "judge"
     HUMAN = "human"
+    FEEDBACK = "feedback"  # end users' feedback on production runs (scoring.feedback)
 
 
 class Score(models.Model):
@@ -42,7 +43,8 @@ class Score(models.Model):
     trace = models.ForeignKey(
         "datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False, db_constraint=False
     )
-    scorer = models.CharField(max_length=100)
+    # Room for a prefixed name of 100 characters: ``label:<name>``, ``feedback:<name>``.
+    scorer = models.CharField(max_length=120)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
     # SHA-256 of the canonical JSON of the config the scorer ran with; the config itself
@@ -469,3 +471,30 @@ class QueueItem(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["queue", "item"], name="queueitem_unique_queue_item")]
         indexes = [models.Index(fields=["queue", "done"], name="queueitem_queue_done")]
+
+
+class PendingFeedback(models.Model):
+    """End-user feedback on a run not arrived yet (named by ``trace_id``), kept until it does.
+
+    Becomes a score when the run is ingested (``scoring.feedback``). One per (project,
+    trace_id, name, user_id), like that score; ``received_at`` lets the newest win.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    trace_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=100)
+    value = models.JSONField()
+    comment = models.TextField(blank=True, default="")
+    user_id = models.CharField(max_length=200, blank=True, default="")
+    received_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            # Also the index the attach step reads by (project, trace_id in the arrived runs).
+            models.UniqueConstraint(
+                fields=["project", "trace_id", "name", "user_id"], name="pendingfeedback_unique_run_name_user"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.trace_id}: {self.name}"

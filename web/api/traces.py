@@ -12,6 +12,7 @@ from datasets.run_schema import request_schema
 from datasets.run_selectors import spans_in_tree_order, trace_get
 from evalsite.auth import request_project
 from evalsite.scopes import INGEST
+from scoring.feedback import feedback_attach
 from scoring.models import Abstention, Score
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
@@ -170,7 +171,10 @@ class TraceCollection(APIView):
         },
     )
     def post(self, request):
-        result = traces_ingest(project=request_project(request), payload=request.data)
+        project = request_project(request)
+        result = traces_ingest(project=project, payload=request.data)
+        # Committed: feedback that arrived before these runs becomes their scores.
+        feedback_attach(project=project, trace_ids=result.created)
         return Response(result.as_dict(), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
     @extend_schema(
