@@ -60,6 +60,7 @@ project_patterns = [
     path("settings/invitations/<int:invitation_id>/revoke/", team.invitation_revoke, name="invitation-revoke"),
     path("settings/quota/", team.quota_update, name="quota-update"),
     path("settings/retention/", team.retention_update, name="retention-update"),
+    path("settings/feedback-origins/", team.feedback_origins_update, name="feedback-origins-update"),
     path("settings/export.zip", team.project_download, name="project-export"),
 ]
 
