@@ -61,7 +61,7 @@ class TraceOut(serializers.ModelSerializer):
 
 class RunScoreOut(serializers.ModelSerializer):
     experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
-    source = serializers.CharField(help_text="builtin, judge or human.")
+    source = serializers.CharField(help_text="builtin, judge, human or feedback.")
     stale = serializers.BooleanField(
         read_only=True, help_text="The run changed after this score was computed (a late span); a re-score replaces it."
     )
@@ -123,6 +123,10 @@ class TraceFilters(serializers.Serializer):
     label = serializers.CharField(
         required=False, max_length=300,
         help_text="Runs with a label `name:value` (`helpful:false`, `tone:rude`, `quality:4`, `helpful:any`).",
+    )  # fmt: skip
+    feedback = serializers.CharField(
+        required=False, max_length=300,
+        help_text="Runs with an end user's feedback `name:value` (`thumbs:false`, `reason:too_slow`, `thumbs:any`).",
     )  # fmt: skip
 
     def get_fields(self):
@@ -202,6 +206,7 @@ class TraceCollection(APIView):
             scorer_failed=f.get("scorer_failed"),
             scorer_abstained=f.get("scorer_abstained"),
             label=f.get("label"),
+            feedback=f.get("feedback"),
         )
         paginator = TracePagination()
         page = paginator.paginate_queryset(traces, request, view=self)
