@@ -441,6 +441,7 @@ class QueueFilter(models.Model):
     unlabeled = models.ForeignKey(LabelConfig, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     # Runs where this judge criterion and reviewers' labels disagree.
     disagreement = models.CharField(max_length=100, blank=True, default="")
+    feedback = models.CharField(max_length=300, blank=True, default="")  # runs with this feedback (name:value)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -474,10 +475,9 @@ class QueueItem(models.Model):
 
 
 class PendingFeedback(models.Model):
-    """End-user feedback on a run not arrived yet (named by ``trace_id``), kept until it does.
+    """End-user feedback on a run not arrived yet (by ``trace_id``), kept until it is ingested.
 
-    Becomes a score when the run is ingested (``scoring.feedback``). One per (project,
-    trace_id, name, user_id), like that score; ``received_at`` lets the newest win.
+    Then a score (``scoring.feedback``); one per (project, trace_id, name, user_id), the newest (``received_at``) wins.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)

@@ -2,9 +2,11 @@
 
 import pytest
 
+from evalsite.errors import Invalid
 from evalsite.models import Project
 from scoring.feedback import feedback_attach
 from scoring.models import PendingFeedback, Score
+from scoring.queue import queue_candidates, queue_filter_create
 from tests.factories import run_payload, trace_create
 
 
@@ -161,3 +163,15 @@ def test_a_run_committed_while_its_feedback_was_being_kept_still_gets_it(
         callback()
     assert _feedback()["feedback:thumbs"].trace.trace_id == "race"
     assert not PendingFeedback.objects.exists()
+
+
+def test_a_queue_holds_the_runs_with_a_feedback_and_a_bad_spec_is_named(actors, widget):
+    trace_create(actors.acme, "liked")
+    trace_create(actors.acme, "disliked")
+    _send(widget, "liked", name="thumbs", value=True)
+    _send(widget, "disliked", name="thumbs", value=False)
+    queue = queue_filter_create(project=actors.acme, data={"name": "thumbs down", "feedback": "thumbs:false"})
+    assert list(queue_candidates(queue).values_list("trace_id", flat=True)) == ["disliked"]
+    with pytest.raises(Invalid) as raised:
+        queue_filter_create(project=actors.acme, data={"name": "bad", "feedback": "thumbs"})
+    assert [e["field"] for e in raised.value.errors] == ["feedback"]

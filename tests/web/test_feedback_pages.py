@@ -53,3 +53,11 @@ def test_the_runs_list_and_the_api_filter_by_feedback_alike(actors, given, spec,
     assert {t for t in ("liked", "disliked", "silent") if f"/p/acme/runs/{t}/" in html} == runs
     listed = actors.api().get("/v1/api/traces", {"feedback": spec}).json()["results"]
     assert {r["trace_id"] for r in listed} == runs
+
+
+def test_a_reviewer_saves_a_queue_of_the_runs_users_disliked(actors, given):
+    reviewer = Client()
+    reviewer.force_login(actors.bob)
+    response = reviewer.post("/p/acme/queue/", {"name": "thumbs down", "kind": "runs", "feedback": "thumbs:false"})
+    assert response.status_code == 302, response.content
+    assert "feedback thumbs:false" in reviewer.get("/p/acme/queue/").content.decode()
