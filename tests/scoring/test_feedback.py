@@ -175,3 +175,15 @@ def test_a_queue_holds_the_runs_with_a_feedback_and_a_bad_spec_is_named(actors, 
     with pytest.raises(Invalid) as raised:
         queue_filter_create(project=actors.acme, data={"name": "bad", "feedback": "thumbs"})
     assert [e["field"] for e in raised.value.errors] == ["feedback"]
+
+
+def test_the_openapi_description_documents_the_feedback_operation(actors):
+    schema = actors.api().get("/v1/api/schema/", HTTP_ACCEPT="application/json").json()
+    operation = schema["paths"]["/v1/api/traces/{trace_id}/feedback"]["post"]
+    assert operation["x-required-scope"] == "feedback"
+    assert {"202", "400", "401", "403", "429"} <= set(operation["responses"])
+    assert operation["responses"]["202"]["content"]["application/json"]["schema"]["$ref"].endswith("FeedbackAccepted")
+    request = schema["components"]["schemas"]["FeedbackInRequest"]
+    assert request["required"] == ["name", "value"]
+    assert request["properties"]["name"]["maxLength"] == 100
+    assert {v["type"] for v in request["properties"]["value"]["oneOf"]} == {"boolean", "number", "string"}
