@@ -17,21 +17,26 @@ received (``at``); the comment is the score's ``reason``.
 Feedback may arrive before its run: it is then kept as a ``PendingFeedback`` and becomes
 a score when the run is ingested (``feedback_attach``, called by the API and OTLP doors
 once the runs are committed, and by this module after a pending row is committed, which
-closes the race of the two arriving at once). New feedback counts one record against
-the project's quota, when it first arrives.
+closes the race of the two arriving at once). A sweep in the workers
+(``feedback_pending_sweep``, hourly) attaches any a crash left behind and drops pending
+feedback older than ``EVALSITE_FEEDBACK_PENDING_DAYS`` (its run never came). New feedback
+counts one record against the project's quota, when it first arrives.
 """
 
 import hashlib
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from checks.scorers.values import canonical_json, json_equal
 from datasets.models import Trace
 from evalsite.errors import NUL_MESSAGE, Invalid
+from evalsite.models import Project
 from evalsite.quota import quota_reserve
 from scoring.models import PendingFeedback, Score, ScoreSource
 from scoring.score_configs import score_configs_store
@@ -193,6 +198,29 @@ def feedback_attach(*, project, trace_ids):
             PendingFeedback.objects.filter(pk__in=[r.pk for r in rows]).delete()
             attached += len(rows)
     return attached
+
+
+SWEEP_RUNS = 1000
+
+
+def feedback_pending_sweep(*, now=None):
+    """Attach pending feedback whose run has arrived, drop what waited too long: ``(attached, dropped)``.
+
+    The catch-up for a process that stopped between committing a run and attaching its
+    feedback. Bounded (``SWEEP_RUNS`` runs a sweep) and safe from several workers at once.
+    """
+    arrived = Trace.objects.filter(project_id=OuterRef("project_id"), trace_id=OuterRef("trace_id"))
+    rows = PendingFeedback.objects.filter(Exists(arrived)).values_list("project_id", "trace_id").distinct()
+    by_project = {}
+    for project_id, trace_id in rows[:SWEEP_RUNS]:
+        by_project.setdefault(project_id, []).append(trace_id)
+    attached = sum(
+        feedback_attach(project=project, trace_ids=by_project[project.pk])
+        for project in Project.objects.filter(pk__in=by_project)
+    )
+    cutoff = (now or timezone.now()) - timedelta(days=settings.EVALSITE_FEEDBACK_PENDING_DAYS)
+    dropped, _ = PendingFeedback.objects.filter(received_at__lt=cutoff).delete()
+    return attached, dropped
 
 
 def _pending_write(project, trace_id, feedback):

@@ -475,10 +475,9 @@ class QueueItem(models.Model):
 
 
 class PendingFeedback(models.Model):
-    """End-user feedback on a run not arrived yet (by ``trace_id``), kept until it is ingested.
+    """Feedback on a run not arrived yet (by ``trace_id``): a score once it is ingested (``scoring.feedback``).
 
-    Then a score (``scoring.feedback``); one per (project, trace_id, name, user_id), the newest (``received_at``) wins.
-    """
+    One per (project, trace_id, name, user_id), like that score; the newest (``received_at``) wins."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     trace_id = models.CharField(max_length=200)
@@ -495,6 +494,7 @@ class PendingFeedback(models.Model):
                 fields=["project", "trace_id", "name", "user_id"], name="pendingfeedback_unique_run_name_user"
             ),
         ]
+        indexes = [models.Index(fields=["received_at"], name="pendingfeedback_received")]  # the sweep drops old ones
 
     def __str__(self):
         return f"{self.trace_id}: {self.name}"

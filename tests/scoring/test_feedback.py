@@ -1,10 +1,13 @@
 """End users' feedback: a score source of its own, kept until its run arrives, one per (run, name, user)."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from evalsite.errors import Invalid
 from evalsite.models import Project
-from scoring.feedback import feedback_attach
+from scoring.feedback import feedback_attach, feedback_pending_sweep
 from scoring.models import PendingFeedback, Score
 from scoring.queue import queue_candidates, queue_filter_create
 from tests.factories import run_payload, trace_create
@@ -187,3 +190,19 @@ def test_the_openapi_description_documents_the_feedback_operation(actors):
     assert request["required"] == ["name", "value"]
     assert request["properties"]["name"]["maxLength"] == 100
     assert {v["type"] for v in request["properties"]["value"]["oneOf"]} == {"boolean", "number", "string"}
+
+
+def test_the_sweep_attaches_feedback_left_behind_and_drops_what_waited_too_long(actors, widget):
+    _send(widget, "landed", name="thumbs", value=False)
+    _send(widget, "never", name="thumbs", value=True)
+    trace_create(actors.acme, "landed")  # as if the process stopped before attaching
+    assert feedback_pending_sweep() == (1, 0)
+    assert _feedback()["feedback:thumbs"].trace.trace_id == "landed"
+    assert feedback_pending_sweep(now=timezone.now() + timedelta(days=8)) == (0, 1)
+    assert not PendingFeedback.objects.exists()
+
+
+def test_a_name_of_the_full_hundred_characters_is_stored(actors, widget):
+    trace_create(actors.acme, "r1")
+    assert _send(widget, "r1", name="n" * 100, value=True).status_code == 202
+    assert Score.objects.get(source="feedback").scorer == "feedback:" + "n" * 100
