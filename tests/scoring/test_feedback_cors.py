@@ -90,3 +90,7 @@ def test_the_rate_limit_opens_again_the_next_minute(db):
     with pytest.raises(RateLimited):
         rate_take(bucket="b", limit=1, now=minute)
     rate_take(bucket="b", limit=1, now=minute.replace(minute=1))
+
+
+def test_a_page_of_the_site_itself_sends_feedback_without_being_listed(actors, widget):
+    assert widget.post(PATH, THUMBS, format="json", HTTP_ORIGIN="http://testserver").status_code == 202

@@ -61,3 +61,9 @@ def test_a_reviewer_saves_a_queue_of_the_runs_users_disliked(actors, given):
     response = reviewer.post("/p/acme/queue/", {"name": "thumbs down", "kind": "runs", "feedback": "thumbs:false"})
     assert response.status_code == 302, response.content
     assert "feedback thumbs:false" in reviewer.get("/p/acme/queue/").content.decode()
+
+
+def test_a_run_with_only_feedback_reads_not_scored_in_the_runs_list(given):
+    html = given.get("/p/acme/runs/", {"feedback": "thumbs:false"}).content.decode()
+    row = html.split("/p/acme/runs/disliked/")[1].split("</tr>")[0]
+    assert "not scored" in row

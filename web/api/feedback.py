@@ -5,7 +5,8 @@ Made to be called from a web page with a ``feedback`` key: the rules are
 
 - CORS: a preflight (``OPTIONS``, which carries no key) is answered for an origin some
   project lists in ``feedback_origins``; the POST is refused (403) unless the key's own
-  project lists its ``Origin``. Requests without ``Origin`` (servers) are not affected.
+  project lists its ``Origin``. Requests without ``Origin`` (servers) and pages of this
+  site itself are not affected.
 - A rate limit per key and client address (``EVALSITE_FEEDBACK_PER_MINUTE``, counted in
   the database so every web process shares it), checked before anything else.
 """
@@ -123,7 +124,9 @@ class TraceFeedback(APIView):
             what="feedback requests",
         )
         origin = request.headers.get("Origin")
-        if origin and not origin_allowed(project, origin):
+        # A page of this site itself (the API docs' "try it out") is not a cross-origin caller.
+        own = request.build_absolute_uri("/").rstrip("/")
+        if origin and origin != own and not origin_allowed(project, origin):
             raise OriginNotAllowed(
                 f"Pages of {origin!r} may not send this project's feedback: an admin lists the origin on the "
                 "settings page (feedback origins)."
