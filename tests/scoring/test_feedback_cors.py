@@ -1,5 +1,10 @@
 """Feedback from a browser: CORS for the project's listed origins only, and a rate limit per key and address."""
 
+import json
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
@@ -7,9 +12,11 @@ from django.test import override_settings
 
 from evalsite.errors import RateLimited
 from evalsite.models import Project
+from evalsite.projects import api_key_create
 from evalsite.rate_limits import rate_take
 from scoring.models import Score
 from tests.factories import trace_create
+from tests.live import web_server
 
 APP = "https://app.example.com"
 PATH = "/v1/api/traces/r1/feedback"
@@ -94,3 +101,24 @@ def test_the_rate_limit_opens_again_the_next_minute(db):
 
 def test_a_page_of_the_site_itself_sends_feedback_without_being_listed(actors, widget):
     assert widget.post(PATH, THUMBS, format="json", HTTP_ORIGIN="http://testserver").status_code == 202
+
+
+def test_the_rate_limit_holds_across_several_server_processes(transactional_db, actors, widget):
+    _, key = api_key_create(project=actors.acme, name="page", scopes=["feedback"])
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def send(url):
+        request = urllib.request.Request(url + PATH, data=json.dumps(THUMBS).encode(), headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    with web_server(workers=3, threads=4, env={"EVALSITE_FEEDBACK_PER_MINUTE": "20"}) as url:
+        # Stay inside one minute: the burst takes a second or two.
+        while datetime.now(UTC).second > 45:
+            time.sleep(1)
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            statuses = list(pool.map(send, [url] * 50))
+    assert (statuses.count(202), statuses.count(429)) == (20, 30)
