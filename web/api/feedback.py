@@ -13,6 +13,7 @@ Made to be called from a web page with a ``feedback`` key: the rules are
 
 from django.conf import settings
 from django.http import HttpResponse
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -141,5 +142,5 @@ class TraceFeedback(APIView):
 def _cors_headers(response, origin):
     response["Access-Control-Allow-Origin"] = origin
     response["Access-Control-Expose-Headers"] = "Retry-After"
-    response["Vary"] = "Origin"
+    patch_vary_headers(response, ("Origin",))
     return response
