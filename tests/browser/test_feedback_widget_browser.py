@@ -18,6 +18,7 @@ from evalsite.models import Project
 from evalsite.projects import api_key_create
 from scoring.models import Score
 from tests.base import actors_create
+from tests.browser.conftest import axe_violations, log_in
 from tests.factories import trace_create
 from tests.live import free_port
 
@@ -82,3 +83,14 @@ def test_the_browser_stops_the_widget_on_an_origin_the_project_does_not_list(pag
     page.wait_for_function("document.querySelector('[role=status]').textContent !== ''")
     assert page.inner_text("[role=status]") == "Not sent"
     assert not Score.objects.filter(source="feedback").exists()
+
+
+def test_the_run_page_shows_the_feedback_and_passes_axe(page, widget_page):
+    actors, origin = widget_page
+    Project.objects.filter(pk=actors.acme.pk).update(feedback_origins=[origin])
+    page.goto(f"{origin}/index.html")
+    page.click("button[aria-label='Not helpful']")
+    page.wait_for_function("document.querySelector('[role=status]').textContent === 'Thanks!'")
+    log_in(page, "victor", "/p/acme/runs/run-42/")
+    assert "u-1842" in page.inner_text("#run-feedback")
+    assert axe_violations(page) == []
