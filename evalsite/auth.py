@@ -15,7 +15,7 @@ from rest_framework import authentication, exceptions, permissions
 from evalsite.errors import ScopeMissing
 from evalsite.keys import key_split, secret_matches
 from evalsite.models import ApiKey
-from evalsite.scopes import key_has_scope, view_scope
+from evalsite.scopes import ANY, key_has_scope, key_may_read, view_scope
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -59,7 +59,8 @@ class HasProjectKey(permissions.BasePermission):
     """Every API view needs a project key; the project it names scopes every query.
 
     A write also needs the scope the view declares for its method (``evalsite.scopes``):
-    a key without it gets a 403 problem naming ``required_scope``.
+    a key without it gets a 403 problem naming ``required_scope``. A read needs a key
+    that may read: a feedback-only key gets the 403 naming ``any``.
     """
 
     def has_permission(self, request, view):
@@ -68,6 +69,10 @@ class HasProjectKey(permissions.BasePermission):
         scope = view_scope(view, request.method)
         if scope is not None and not key_has_scope(request.auth, scope):
             raise ScopeMissing(scope)
+        if scope is None and not key_may_read(request.auth):
+            raise ScopeMissing(
+                ANY, detail="This API key may only send feedback; reading the project needs a key of 'any' other scope."
+            )
         return True
 
 

@@ -87,6 +87,20 @@ class QuotaExceeded(RetryLater):
     title = "Quota exceeded"
 
 
+class RateLimited(RetryLater):
+    status = http_status.HTTP_429_TOO_MANY_REQUESTS
+    code = "rate-limited"
+    title = "Too many requests"
+
+
+class OriginNotAllowed(DomainError):
+    """A browser page whose origin the project does not list sent the request (CORS)."""
+
+    status = http_status.HTTP_403_FORBIDDEN
+    code = "origin-not-allowed"
+    title = "Origin not allowed"
+
+
 class DatabaseUnavailable(RetryLater):
     """The database cannot be reached (or refused the work for now): retry shortly."""
 

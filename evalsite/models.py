@@ -15,6 +15,9 @@ class Project(models.Model):
     # Runs are deleted this many days after they were ingested, except the ones that
     # must stay (experiments.retention); None keeps every run forever.
     retention_days = models.PositiveIntegerField(null=True, blank=True)
+    # Web page origins (https://app.example.com) that may send end users' feedback from
+    # a browser (CORS, evalsite.origins); empty: none, only servers may.
+    feedback_origins = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -99,6 +102,22 @@ class QuotaWindow(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "window_start"], name="quota_window_unique_minute"),
         ]
+
+
+class RateWindow(models.Model):
+    """Requests one sender (a key and a client address, hashed) made in one calendar minute.
+
+    In the database, so every web process counts the same requests (``evalsite.rate_limits``).
+    """
+
+    bucket = models.CharField(max_length=64)
+    window_start = models.DateTimeField()
+    used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["bucket", "window_start"], name="rate_window_unique_minute")]
+        # Old minutes are deleted by their start as new ones open.
+        indexes = [models.Index(fields=["window_start"], name="rate_window_start")]
 
 
 class Heartbeat(models.Model):

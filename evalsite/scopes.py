@@ -3,21 +3,29 @@
 ``ingest`` sends runs (the API, OTLP traces and logs) and creates experiments; ``gate``
 runs gates and scoring passes and reads verdicts; ``curate`` changes datasets, cases,
 imports, quarantine, label configs, prices and tightens gate policies; ``label`` writes
-human labels (ground truth for judge calibration); ``admin`` does all of these and may
-loosen a policy (with a reason). A CI job holds ``ingest,gate``: it can send what it
-built and ask for a verdict, never move its own bar.
+human labels (ground truth for judge calibration); ``feedback`` sends end users'
+feedback on runs and nothing else; ``admin`` does all of these and may loosen a policy
+(with a reason). A CI job holds ``ingest,gate``: it can send what it built and ask for a
+verdict, never move its own bar.
 
-Every key reads the project (runs, datasets, verdicts): reading moves no bar. Keys made
-before scopes existed keep full access and are marked older keys.
+Every key reads the project (runs, datasets, verdicts): reading moves no bar. The one
+exception is a key whose only scope is ``feedback``: it is made to sit in a web page,
+where anyone can copy it, so it may send feedback and not even read (a read answers
+403 with ``required_scope`` ``any``: any other scope). Keys made before scopes existed
+keep full access and are marked older keys.
 """
 
 INGEST = "ingest"
 GATE = "gate"
 CURATE = "curate"
 LABEL = "label"
+FEEDBACK = "feedback"
 ADMIN = "admin"
+# What a read needs, as the 403 and the OpenAPI description name it: a key of any scope
+# but a feedback-only one.
+ANY = "any"
 
-SCOPES = (INGEST, GATE, CURATE, LABEL, ADMIN)
+SCOPES = (INGEST, GATE, CURATE, LABEL, FEEDBACK, ADMIN)
 DEFAULT_SCOPES = (INGEST, GATE)
 
 SCOPE_HELP = {
@@ -25,6 +33,7 @@ SCOPE_HELP = {
     GATE: "run gates and scoring passes, read verdicts",
     CURATE: "edit datasets, cases, quarantine, prices; tighten gate policies",
     LABEL: "write human labels (ground truth for the judge)",
+    FEEDBACK: "send end users' feedback on runs, nothing else (not even reads): safe in a web page",
     ADMIN: "everything, including loosening a gate policy with a reason",
 }
 
@@ -45,6 +54,11 @@ def scopes_clean(scopes):
 def key_has_scope(key, scope):
     """Whether ``key`` may act under ``scope`` (``admin`` and older keys may do anything)."""
     return key.full_access or scope in key.scopes or ADMIN in key.scopes
+
+
+def key_may_read(key):
+    """Whether ``key`` may read the project: any key but one that holds only ``feedback``."""
+    return key.full_access or any(scope != FEEDBACK for scope in key.scopes)
 
 
 def view_scope(view, method):

@@ -160,6 +160,11 @@ EVALSITE_PUBLIC_URL = env_url("EVALSITE_PUBLIC_URL")
 # OTLP exports one web process takes at once; the next gets 503 with Retry-After.
 EVALSITE_OTLP_MAX_CONCURRENT = env_int("EVALSITE_OTLP_MAX_CONCURRENT", 2, minimum=1)
 
+# End users' feedback each API key may send per minute from one client address (429 over it).
+EVALSITE_FEEDBACK_PER_MINUTE = env_int("EVALSITE_FEEDBACK_PER_MINUTE", 60, minimum=1)
+# Days feedback on a run that has not arrived is kept waiting for it (then dropped by the hourly sweep).
+EVALSITE_FEEDBACK_PENDING_DAYS = env_int("EVALSITE_FEEDBACK_PENDING_DAYS", 7, minimum=1)
+
 # The bearer token /metrics requires; unset, /metrics answers whoever reaches it (keep
 # it on an internal address, docs/deploy.md).
 EVALSITE_METRICS_TOKEN = env_str("EVALSITE_METRICS_TOKEN", "")

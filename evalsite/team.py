@@ -1,4 +1,4 @@
-"""Changes a project's admins make: API keys, members, invitations, quota. Each one audited.
+"""Changes a project's admins make: API keys, members, invitations, quota, feedback origins. Each one audited.
 
 Every service takes the acting user (``actor``), runs in one transaction and writes one
 ``AuditEntry`` in it. Bad input raises ``Invalid`` naming the field; nothing is written
@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Project, Role
+from evalsite.origins import origins_clean
 from evalsite.projects import api_key_create
 from evalsite.scopes import DEFAULT_SCOPES, scopes_clean
 
@@ -336,3 +337,21 @@ def retention_set(*, project, actor, retention_days):
 
 def _days(value):
     return f"{value} days" if value else "forever"
+
+
+def feedback_origins_set(*, project, actor, origins):
+    """The web page origins that may send feedback from a browser: ``origins`` is text, one per line or comma."""
+    try:
+        value = origins_clean(str(origins or "").replace(",", "\n").split())
+    except ValueError as exc:
+        raise _field_error("feedback_origins", str(exc)) from None
+    with transaction.atomic():
+        before = Project.objects.select_for_update().get(pk=project.pk).feedback_origins
+        if before != value:
+            Project.objects.filter(pk=project.pk).update(feedback_origins=value)
+            audit_record(
+                project=project, actor=actor, action="feedback_origins.set",
+                summary=f"changed the feedback origins to {', '.join(value) or 'none'}", before=before, after=value,
+            )  # fmt: skip
+    project.feedback_origins = value
+    return project

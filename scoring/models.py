@@ -10,6 +10,7 @@ class ScoreSource(models.TextChoices):
     BUILTIN = "builtin"
     JUDGE = "judge"
     HUMAN = "human"
+    FEEDBACK = "feedback"  # end users' feedback on production runs (scoring.feedback)
 
 
 class Score(models.Model):
@@ -42,7 +43,8 @@ class Score(models.Model):
     trace = models.ForeignKey(
         "datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False, db_constraint=False
     )
-    scorer = models.CharField(max_length=100)
+    # Room for a prefixed name of 100 characters: ``label:<name>``, ``feedback:<name>``.
+    scorer = models.CharField(max_length=120)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
     # SHA-256 of the canonical JSON of the config the scorer ran with; the config itself
@@ -439,6 +441,7 @@ class QueueFilter(models.Model):
     unlabeled = models.ForeignKey(LabelConfig, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     # Runs where this judge criterion and reviewers' labels disagree.
     disagreement = models.CharField(max_length=100, blank=True, default="")
+    feedback = models.CharField(max_length=300, blank=True, default="")  # runs with this feedback (name:value)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -469,3 +472,29 @@ class QueueItem(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["queue", "item"], name="queueitem_unique_queue_item")]
         indexes = [models.Index(fields=["queue", "done"], name="queueitem_queue_done")]
+
+
+class PendingFeedback(models.Model):
+    """Feedback on a run not arrived yet (by ``trace_id``): a score once it is ingested (``scoring.feedback``).
+
+    One per (project, trace_id, name, user_id), like that score; the newest (``received_at``) wins."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    trace_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=100)
+    value = models.JSONField()
+    comment = models.TextField(blank=True, default="")
+    user_id = models.CharField(max_length=200, blank=True, default="")
+    received_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            # Also the index the attach step reads by (project, trace_id in the arrived runs).
+            models.UniqueConstraint(
+                fields=["project", "trace_id", "name", "user_id"], name="pendingfeedback_unique_run_name_user"
+            ),
+        ]
+        indexes = [models.Index(fields=["received_at"], name="pendingfeedback_received")]  # the sweep drops old ones
+
+    def __str__(self):
+        return f"{self.trace_id}: {self.name}"

@@ -43,6 +43,7 @@ _TEXT_FIELDS = (
     "abstained_scorer",
     "unlabeled",
     "disagreement",
+    "feedback",
 )
 
 
@@ -111,6 +112,9 @@ def queue_filter_create(*, project, data, by=None):
         if len(data[field]) > 100:
             errors.append({"field": field, "message": "must be at most 100 characters"})
         fields[field] = data[field][:100]
+    if len(data["feedback"]) > 300 or (data["feedback"] and ":" not in data["feedback"]):
+        errors.append({"field": "feedback", "message": "must be name:value of at most 300 characters (thumbs:false)"})
+    fields["feedback"] = data["feedback"][:300]
     if errors:
         raise Invalid("The queue is invalid. Nothing was written.", errors=errors)
     return QueueFilter.objects.create(project=project, created_by=by, **fields)
@@ -148,8 +152,9 @@ def queue_candidates(queue):
     if queue.experiment_id:
         traces = traces.filter(experiment_id=queue.experiment_id)
     traces = runs_filter_by_scores(
-        traces, scorer_failed=queue.failed_scorer or None, scorer_abstained=queue.abstained_scorer or None
-    )
+        traces, scorer_failed=queue.failed_scorer or None, scorer_abstained=queue.abstained_scorer or None,
+        feedback=queue.feedback or None,
+    )  # fmt: skip
     if queue.unlabeled_id:
         labels = Score.objects.filter(
             trace=OuterRef("pk"), source=ScoreSource.HUMAN, scorer=label_scorer_id(queue.unlabeled.name)

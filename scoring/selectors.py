@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from datasets.run_selectors import trace_list
 from evalsite.errors import NotFound
+from scoring.feedback import feedback_scorer_id
 from scoring.freshness import score_is_stale
 from scoring.labels import label_scorer_id
 from scoring.models import Abstention, Score, ScoreSource, ScoringChunk, ScoringPass
@@ -31,38 +32,51 @@ def _abstentions(scorer=None):
     return abstentions.filter(scorer=scorer) if scorer and scorer != ANY_SCORER else abstentions
 
 
-def runs_filter_by_scores(traces, *, scorer_failed=None, scorer_abstained=None, label=None):
+def runs_filter_by_scores(traces, *, scorer_failed=None, scorer_abstained=None, label=None, feedback=None):
     """``traces`` narrowed to runs with a failed score / an abstention of that scorer id
-    (or of any scorer with ``"any"``), and to runs with a label ``name:value`` (``name:any``
-    for any value; ``true``/``false`` read as a passing or failing label): EXISTS
-    subqueries on the scores' and abstentions' run index, so a list stays one query."""
+    (or of any scorer with ``"any"``), and to runs with a label or an end user's feedback
+    ``name:value`` (``name:any`` for any value; ``true``/``false`` read as a passing or
+    failing one): EXISTS subqueries on the scores' and abstentions' run index, so a list
+    stays one query."""
     if scorer_failed:
         traces = traces.filter(Exists(_failed_scores(scorer_failed)))
     if scorer_abstained:
         traces = traces.filter(Exists(_abstentions(scorer_abstained)))
     if label:
         traces = traces.filter(Exists(_labels(label)))
+    if feedback:
+        traces = traces.filter(Exists(_feedback(feedback)))
     return traces
 
 
 def _labels(spec):
     name, _, value = spec.partition(":")
     labels = Score.objects.filter(trace=OuterRef("pk"), source=ScoreSource.HUMAN, scorer=label_scorer_id(name))
+    return _by_value(labels, value, "detail__label")
+
+
+def _feedback(spec):
+    name, _, value = spec.partition(":")
+    given = Score.objects.filter(trace=OuterRef("pk"), source=ScoreSource.FEEDBACK, scorer=feedback_scorer_id(name))
+    return _by_value(given, value, "detail__value")
+
+
+def _by_value(scores, value, field):
     if value in ("", ANY_SCORER):
-        return labels
+        return scores
     if value in ("true", "false"):
-        return labels.filter(passed=value == "true")
+        return scores.filter(passed=value == "true")
     try:
-        return labels.filter(detail__label=float(value))
+        return scores.filter(**{field: float(value)})
     except ValueError:
-        return labels.filter(detail__label=value)
+        return scores.filter(**{field: value})
 
 
-def runs_list(*, project, scorer_failed=None, scorer_abstained=None, label=None, **filters):
+def runs_list(*, project, scorer_failed=None, scorer_abstained=None, label=None, feedback=None, **filters):
     """The project's runs matching ``datasets.run_selectors.trace_list``'s ``filters`` and the score filters."""
     return runs_filter_by_scores(
         trace_list(project=project, **filters), scorer_failed=scorer_failed, scorer_abstained=scorer_abstained,
-        label=label,
+        label=label, feedback=feedback,
     )  # fmt: skip
 
 
@@ -80,9 +94,9 @@ def runs_annotate_score_counts(traces):
     """Runs with ``scores_passed`` and ``scores_failed`` (scores of the run's current revision)
     and ``scorers_abstained`` (scorers that abstained on it, each once): subqueries on the
     scores' and abstentions' run index, evaluated for the rows of the page only."""
-    # Checks only: a reviewer's label (a human score) is not a check the run passed or failed.
+    # Checks only: a reviewer's label or a user's feedback is not a check the run passed or failed.
     current = Score.objects.filter(trace=OuterRef("pk"), run_revision__gte=OuterRef("revision")).exclude(
-        source=ScoreSource.HUMAN
+        source__in=(ScoreSource.HUMAN, ScoreSource.FEEDBACK)
     )
     return traces.annotate(
         scores_passed=_count(current.filter(passed=True)),

@@ -8,15 +8,18 @@ marked the pass failed).
 
 Each worker also sends ``scoring.passes_resume`` to its own queues when it starts and
 then every ``sweep_interval()`` seconds, so work lost with a dead worker is sent again
-on any broker, including the filesystem one that never redelivers.
+on any broker, including the filesystem one that never redelivers; and
+``scoring.feedback_pending_sweep`` every ``EVALSITE_RETENTION_SWEEP_SECONDS`` (an hour).
 """
 
 import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from scoring.chunk_lease import sweep_interval
+from scoring.feedback import feedback_pending_sweep
 from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
 from scoring.score_summaries import summaries_build
 
@@ -45,6 +48,25 @@ def summaries_build_task(experiment_ids):
 @shared_task(name="scoring.passes_resume", routine=True, **RETRY)
 def passes_resume_task():
     return passes_resume()
+
+
+@shared_task(name="scoring.feedback_pending_sweep", routine=True, **RETRY)
+def feedback_pending_sweep_task():
+    return feedback_pending_sweep()
+
+
+@worker_ready.connect
+def feedback_sweeper_start(sender, **kwargs):
+    """Send ``feedback_pending_sweep`` every ``EVALSITE_RETENTION_SWEEP_SECONDS`` to this worker's queue."""
+    queue = sender.app.conf.task_default_queue
+
+    def sweep():
+        try:
+            feedback_pending_sweep_task.apply_async(queue=queue)
+        except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
+            logger.exception("could not send scoring.feedback_pending_sweep")
+
+    sender.timer.call_repeatedly(settings.EVALSITE_RETENTION_SWEEP_SECONDS, sweep)
 
 
 @worker_ready.connect

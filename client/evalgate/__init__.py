@@ -26,11 +26,12 @@ The contract (docs/evalgate.md is the long form, docs/gate.md the server's answe
   against ``--max-wait`` so a CI job never hangs.
 - ``Tracer`` records agent runs as the ``POST /v1/api/traces`` payload (ARCHITECTURE
   section 9), uploads them in batches like ``upload``, or writes them as JSONL.
+- ``feedback`` sends an end user's feedback on a run (a key of the ``feedback`` scope).
 - ``run_case`` / ``run_regression_gate`` run an agent over golden cases, upload the
   runs and ask the server's gate, returning the seed's ``CaseResult`` / ``GateReport``.
 """
 
-from .calls import cases_import, fetch_cases, read_runs, request_gate, upload_runs
+from .calls import cases_import, feedback, fetch_cases, read_runs, request_gate, upload_runs
 from .cli import main
 from .comment import comment_body, comment_post
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, ApiError, EvalgateError
@@ -65,6 +66,7 @@ __all__ = [
     "client_for",
     "comment_body",
     "comment_post",
+    "feedback",
     "fetch_cases",
     "format_markdown",
     "format_verdict",

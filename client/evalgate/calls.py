@@ -241,3 +241,36 @@ def trials_check(client: Client, dataset: str, trials: int) -> None:
             else ""
         )
     )
+
+
+def feedback(
+    client_or_url: Client | str,
+    key: str | None,
+    trace_id: str,
+    name: str,
+    value: bool | float | str,
+    comment: str | None = None,
+    user_id: str | None = None,
+) -> dict:
+    """Send an end user's feedback on run ``trace_id``: ``{"accepted": true}`` (202).
+
+    ``client_or_url`` is a ``Client`` (``key``, when given, replaces its key) or the
+    server's URL, with ``key`` a key of the ``feedback`` scope. ``value`` is true/false,
+    a number on 0..1, or a category. The run may not have arrived yet: the server keeps
+    the feedback until it does. Sending the same feedback again changes nothing.
+    """
+    if isinstance(client_or_url, Client):
+        client = client_or_url
+        if key and key != client.key:
+            client = Client(client.base, key, timeout=client.timeout, budget=client.budget)
+    else:
+        if not key:
+            raise EvalgateError("feedback needs a key of the feedback scope")
+        client = Client(client_or_url, key)
+    body: dict[str, Any] = {"name": name, "value": value}
+    if comment is not None:
+        body["comment"] = comment
+    if user_id is not None:
+        body["user_id"] = user_id
+    _, answer = client.request("POST", client.url(f"traces/{urlparse.quote(trace_id, safe='')}/feedback"), body)
+    return answer

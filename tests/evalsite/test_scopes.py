@@ -109,3 +109,29 @@ def test_the_openapi_description_names_each_operations_scope(actors):
     assert paths["/v1/api/traces/{trace_id}/labels"]["post"]["x-required-scope"] == "label"
     assert paths["/v1/api/traces"]["get"]["x-required-scope"] == "any"
     assert "403" in paths["/v1/api/datasets/{name}/gate-policy"]["put"]["responses"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/v1/api/traces", "/v1/api/traces/t-1", "/v1/api/datasets", "/v1/api/gate-runs", "/v1/api/label-configs"],
+)
+def test_a_feedback_key_cannot_read_the_project(actors, path):
+    actors.api().post("/v1/api/traces", {"traces": [run_payload("t-1")]}, format="json")
+    response = actors.ci_api(("feedback",)).get(path)
+    _assert_scope_missing(response, "any")
+    assert "only send feedback" in response.json()["detail"]
+
+
+def test_a_feedback_key_cannot_send_runs_or_gate(actors):
+    feedback = actors.ci_api(("feedback",))
+    _assert_scope_missing(feedback.post("/v1/api/traces", {"traces": [run_payload("t-1")]}, format="json"), "ingest")
+    _assert_scope_missing(feedback.post("/v1/api/gate", {"experiment": "v1"}, format="json"), "gate")
+
+
+def test_a_key_with_feedback_and_another_scope_reads(actors):
+    assert actors.ci_api(("feedback", "ingest")).get("/v1/api/traces").status_code == 200
+
+
+def test_the_openapi_description_documents_the_403_of_reads(actors):
+    schema = actors.api().get("/v1/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert "403" in schema["paths"]["/v1/api/traces"]["get"]["responses"]

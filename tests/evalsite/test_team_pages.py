@@ -197,3 +197,31 @@ def test_retention_is_set_shown_and_audited(actors, alice):
     actors.acme.refresh_from_db()
     assert actors.acme.retention_days is None
     assert _client(actors.victor).post(SETTINGS + "retention/", {"retention_days": "1"}).status_code == 403
+
+
+def test_a_feedback_only_key_can_be_issued_from_the_settings_page(actors, alice):
+    assert 'name="scopes" value="feedback">' in alice.get(SETTINGS).content.decode()
+    assert alice.post(SETTINGS + "keys/", {"name": "widget", "scopes": ["feedback"]}).status_code == 201
+    assert ApiKey.objects.get(name="widget").scopes == ["feedback"]
+
+
+def test_an_admin_lists_the_feedback_origins_and_a_bad_one_is_named(actors, alice):
+    body = {"feedback_origins": "https://App.example.com/\nhttp://localhost:3000, https://app.example.com"}
+    assert alice.post(SETTINGS + "feedback-origins/", body).status_code == 302
+    actors.acme.refresh_from_db()
+    assert actors.acme.feedback_origins == ["https://app.example.com", "http://localhost:3000"]
+    for bad in ("ftp://files.example.com", "https://app.example.com/widget", "not an origin"):
+        response = alice.post(SETTINGS + "feedback-origins/", {"feedback_origins": bad})
+        assert (response.status_code, b"feedback_origins: " in response.content) == (400, True), bad
+    actors.acme.refresh_from_db()
+    assert actors.acme.feedback_origins == ["https://app.example.com", "http://localhost:3000"]
+    page = alice.get(SETTINGS).content.decode()
+    assert "https://app.example.com\nhttp://localhost:3000\n</textarea>" in page
+    assert ("alice", "feedback_origins.set") in _audit(actors)
+
+
+def test_a_reviewer_cannot_change_the_feedback_origins(actors):
+    response = _client(actors.bob).post(SETTINGS + "feedback-origins/", {"feedback_origins": "https://a.example.com"})
+    assert response.status_code in (403, 404)
+    actors.acme.refresh_from_db()
+    assert actors.acme.feedback_origins == []

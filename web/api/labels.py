@@ -151,7 +151,7 @@ class TraceLabels(APIView):
 
     @extend_schema(
         operation_id="traces_labels_create",
-        summary="Label a run (end-user feedback, a reviewer's verdict)",
+        summary="Label a run (a reviewer's verdict; end users' feedback has traces/{trace_id}/feedback)",
         description="The author is the API key's name. A second label by the same author replaces the first (kept "
         "in `history`). A value of the wrong kind or out of range is a 400 naming `value`.",
         request=LabelIn,

@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from evalsite.scopes import view_scope
+from evalsite.scopes import ANY, view_scope
 
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
@@ -127,12 +127,13 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "description": "A project API key: `Authorization: Bearer esk_...` (see `manage.py create_api_key`). "
-            "Every key reads its project; each write names the scope it needs in `x-required-scope`.",
+            "Every key but a feedback-only one reads its project; each write names the scope it needs in "
+            "`x-required-scope`.",
         }
 
 
-# Reads are open to every key of the project; the extension says so rather than omit it.
-ANY_SCOPE = "any"
+# Reads are open to every key of the project but a feedback-only one; the extension says so rather than omit it.
+ANY_SCOPE = ANY
 
 
 class ScopedAutoSchema(AutoSchema):
@@ -147,8 +148,9 @@ class ScopedAutoSchema(AutoSchema):
         if scope is not None:
             needs = f"Needs a key with scope `{scope}` (or `admin`); other keys get 403 `scope-missing`."
             operation["description"] = f"{operation.get('description', '')}\n\n{needs}".strip()
-            operation["responses"].setdefault(
-                "403",
-                {"content": {"application/problem+json": {"schema": PROBLEM_REF}}, "description": _DESCRIPTIONS[403]},
-            )
+        # A read answers 403 too, to a key that may only send feedback.
+        operation["responses"].setdefault(
+            "403",
+            {"content": {"application/problem+json": {"schema": PROBLEM_REF}}, "description": _DESCRIPTIONS[403]},
+        )
         return operation

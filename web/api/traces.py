@@ -12,6 +12,7 @@ from datasets.run_schema import request_schema
 from datasets.run_selectors import spans_in_tree_order, trace_get
 from evalsite.auth import request_project
 from evalsite.scopes import INGEST
+from scoring.feedback import feedback_attach
 from scoring.models import Abstention, Score
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
@@ -62,7 +63,7 @@ class TraceOut(serializers.ModelSerializer):
 
 class RunScoreOut(serializers.ModelSerializer):
     experiment = serializers.CharField(source="experiment.name", allow_null=True, default=None)
-    source = serializers.CharField(help_text="builtin, judge or human.")
+    source = serializers.CharField(help_text="builtin, judge, human or feedback.")
     stale = serializers.BooleanField(
         read_only=True, help_text="The run changed after this score was computed (a late span); a re-score replaces it."
     )
@@ -125,6 +126,10 @@ class TraceFilters(serializers.Serializer):
         required=False, max_length=300,
         help_text="Runs with a label `name:value` (`helpful:false`, `tone:rude`, `quality:4`, `helpful:any`).",
     )  # fmt: skip
+    feedback = serializers.CharField(
+        required=False, max_length=300,
+        help_text="Runs with an end user's feedback `name:value` (`thumbs:false`, `reason:too_slow`, `thumbs:any`).",
+    )  # fmt: skip
 
     def get_fields(self):
         # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
@@ -172,7 +177,10 @@ class TraceCollection(APIView):
         },
     )
     def post(self, request):
-        result = traces_ingest(project=request_project(request), payload=request.data)
+        project = request_project(request)
+        result = traces_ingest(project=project, payload=request.data)
+        # Committed: feedback that arrived before these runs becomes their scores.
+        feedback_attach(project=project, trace_ids=result.created)
         return Response(result.as_dict(), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
     @extend_schema(
@@ -200,6 +208,7 @@ class TraceCollection(APIView):
             scorer_failed=f.get("scorer_failed"),
             scorer_abstained=f.get("scorer_abstained"),
             label=f.get("label"),
+            feedback=f.get("feedback"),
         )
         paginator = TracePagination()
         page = paginator.paginate_queryset(traces, request, view=self)

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from web.api import cases, datasets, experiments, gate, labels, online_rules, prices, scoring, traces
+from web.api import cases, datasets, experiments, feedback, gate, labels, online_rules, prices, scoring, traces
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("traces", traces.TraceCollection.as_view(), name="api-traces"),
     # Before traces/<path:trace_id>: a trace id may hold "/".
     path("traces/<path:trace_id>/labels", labels.TraceLabels.as_view(), name="api-trace-labels"),
+    path("traces/<path:trace_id>/feedback", feedback.TraceFeedback.as_view(), name="api-trace-feedback"),
     path("traces/<path:trace_id>", traces.TraceDetail.as_view(), name="api-trace"),
     path("datasets", datasets.DatasetCollection.as_view(), name="api-datasets"),
     # Dataset and experiment names may hold "/" (a branch such as 123/merge): the paths

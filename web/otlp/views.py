@@ -19,6 +19,7 @@ from evalsite.auth import request_project
 from evalsite.errors import PayloadTooLarge
 from evalsite.middleware import CHUNKED_META
 from evalsite.scopes import INGEST
+from scoring.feedback import feedback_attach
 from web.otlp.overload import export_slot
 from web.otlp.protocol import export_response, logs_export_response, otlp_exception_handler, request_format
 from web.otlp.schema import EXPORT_REQUEST_SCHEMA, LOGS_REQUEST_SCHEMA, export_responses, logs_export_responses
@@ -53,7 +54,7 @@ class TraceExport(APIView):
         responses=export_responses(),
     )
     def post(self, request):
-        return _export(request, request_decode, otlp_spans_ingest, "spans", export_response)
+        return _export(request, request_decode, _spans_ingest, "spans", export_response)
 
 
 class LogExport(TraceExport):
@@ -77,6 +78,13 @@ class LogExport(TraceExport):
     )
     def post(self, request):
         return _export(request, logs_request_decode, otlp_logs_ingest, "logs", logs_export_response)
+
+
+def _spans_ingest(*, project, spans):
+    outcome = otlp_spans_ingest(project=project, spans=spans)
+    # Committed: feedback that arrived before these runs becomes their scores.
+    feedback_attach(project=project, trace_ids=outcome.created)
+    return outcome
 
 
 def _export(request, decode, ingest, items, answer):

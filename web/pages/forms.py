@@ -107,6 +107,9 @@ class RunFilterForm(forms.Form):
     label = forms.CharField(
         required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
     )
+    feedback = forms.CharField(
+        required=False, max_length=300, label="Feedback", help_text="name:value, e.g. thumbs:false or reason:any."
+    )
     session = forms.CharField(required=False, max_length=200, label="Session")
     user = forms.CharField(required=False, max_length=200, label="User")
     conversation = forms.CharField(required=False, max_length=200, label="Conversation")
@@ -134,6 +137,7 @@ class RunFilterForm(forms.Form):
             "scorer_failed": d["failed"] or None,
             "scorer_abstained": d["abstained"] or None,
             "label": d["label"] or None,
+            "feedback": d["feedback"] or None,
             "session": d["session"] or None,
             "user": d["user"] or None,
             "conversation": d["conversation"] or None,

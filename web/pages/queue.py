@@ -177,7 +177,7 @@ def _run_context(request, project, trace):
     return {
         "trace": trace,
         "tool_spans": [s for s in spans_in_tree_order(trace) if s.kind == "tool"],
-        "scores": [s for s in scores if s.source != ScoreSource.HUMAN],
+        "scores": [s for s in scores if s.source not in (ScoreSource.HUMAN, ScoreSource.FEEDBACK)],
         "labels": [s for s in scores if s.source == ScoreSource.HUMAN],
         "label_form": form,
         "expected": expected,

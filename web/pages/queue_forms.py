@@ -26,6 +26,9 @@ class QueueFilterForm(forms.Form):
     abstained_scorer = forms.CharField(required=False, max_length=100, label="Abstained scorer", help_text="or 'any'")
     unlabeled = forms.ChoiceField(required=False, label="Without a label of")
     disagreement = forms.ChoiceField(required=False, label="Judge and reviewers disagree on")
+    feedback = forms.CharField(
+        required=False, max_length=300, label="With end users' feedback", help_text="name:value, e.g. thumbs:false"
+    )
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)

@@ -16,6 +16,7 @@ from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
 from scoring.catalog import catalog_for
+from scoring.feedback import run_feedback
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
 from scoring.references import cases_capture_guarded
@@ -189,7 +190,7 @@ def run_detail(request, project, trace_id):
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
     scores, abstentions = run_scores(trace)
     spans = spans_in_tree_order(trace)
-    checks = [s for s in scores if s.source != ScoreSource.HUMAN]
+    checks = [s for s in scores if s.source not in (ScoreSource.HUMAN, ScoreSource.FEEDBACK)]
     verdict, verdict_tone, failed_checks = run_verdict(checks)
     return page_render(
         request,
@@ -203,6 +204,7 @@ def run_detail(request, project, trace_id):
             "failed_checks": failed_checks,
             "scores": checks,
             "labels": [s for s in scores if s.source == ScoreSource.HUMAN],
+            "feedback": run_feedback(trace),
             "label_form": _label_form(request, project, scores) if label_form is None else label_form,
             "abstentions": abstentions_once(abstentions),
             "cases": list(cases_from_run(project=project, trace_id=trace.trace_id)),

@@ -154,6 +154,14 @@ def retention_update(request, project):
     return _change(request, project, change, "The retention was saved.")
 
 
+@require_POST
+@admin_page
+def feedback_origins_update(request, project):
+    value = request.POST.get("feedback_origins")
+    change = lambda: team.feedback_origins_set(project=project, actor=request.user, origins=value)  # noqa: E731
+    return _change(request, project, change, "The feedback origins were saved.")
+
+
 @admin_page
 def project_download(request, project):
     response = HttpResponse(project_export(project), content_type="application/zip")

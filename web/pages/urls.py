@@ -63,6 +63,7 @@ project_patterns = [
     path("online-rules/", online.rules_page, name="online-rules"),
     path("online-rules/<int:rule_id>/pause/", online.rule_pause, name="online-rule-pause"),
     path("settings/retention/", team.retention_update, name="retention-update"),
+    path("settings/feedback-origins/", team.feedback_origins_update, name="feedback-origins-update"),
     path("settings/export.zip", team.project_download, name="project-export"),
 ]
 
