@@ -77,6 +77,10 @@ def _name_clean(value):
 
 def _scorers_clean(project, scorers, config):
     # The same rules as a pass request: unknown scorers and bad configs are named here, not at scoring time.
+    if not isinstance(scorers, list) or not scorers:
+        raise _error("scorers", "is required: a list of scorers, as in POST /v1/api/passes")
+    if not isinstance(config, dict):
+        raise _error("config", "must be an object of scorer: config")
     score_request_read(project=project, data={"scorers": scorers, "config": config, "limit": 1}, background=True)
     return scorers, config
 

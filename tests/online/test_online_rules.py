@@ -99,6 +99,8 @@ def test_a_backfill_scores_older_runs_the_rule_did_not_see(actors):
         ({"filter": {"colour": "red"}}, "filter.colour"),
         ({"scorers": ["no_such_scorer"]}, "scorers"),
         ({"name": ""}, "name"),
+        ({"scorers": []}, "scorers"),
+        ({"scorers": None}, "scorers"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(actors, body, field):

@@ -237,8 +237,8 @@ class GatePolicyOut(serializers.Serializer):
 
 class PolicyFieldChange(serializers.Serializer):
     field = serializers.CharField()
-    old = serializers.JSONField(allow_null=True)
-    new = serializers.JSONField(allow_null=True)
+    old = serializers.JSONField()
+    new = serializers.JSONField()
     loosens = serializers.BooleanField(help_text="The change can turn a FAIL into a PASS.")
 
 

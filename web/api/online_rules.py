@@ -13,6 +13,7 @@ from online.rules import rule_counts, rule_create, rule_get, rule_update
 from online.tasks import rule_backfill_task
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
+from web.api.scoring import SCORER_LIMIT, ScorerEntryField
 
 
 class RuleFilter(serializers.Serializer):
@@ -26,8 +27,14 @@ class RuleFilter(serializers.Serializer):
 
 class RuleIn(serializers.Serializer):
     name = serializers.CharField(required=False)
-    scorers = serializers.ListField(required=False, help_text="As in POST /v1/api/passes (judge criteria included).")
-    config = serializers.DictField(required=False)
+    scorers = serializers.ListField(
+        child=ScorerEntryField(),
+        min_length=1,
+        max_length=SCORER_LIMIT,
+        required=False,
+        help_text="As in POST /v1/api/passes (judge criteria included).",
+    )
+    config = serializers.DictField(child=serializers.DictField(), required=False)
     filter = serializers.JSONField(required=False, help_text="The runs list's filters; see RuleFilter.")
     sample_rate = serializers.JSONField(required=False, help_text="0 to 1, deterministic per trace id.")
     paused = serializers.BooleanField(required=False)

@@ -22,7 +22,7 @@ from scoring.selectors import PASS_SKIPS_PAGE, pass_dry_run_scores, pass_get, pa
 from web.api.openapi import problem_responses
 from web.api.rest import Text, validated
 
-_SCORER_LIMIT = 200
+SCORER_LIMIT = 200
 _SCORER_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 _SCORER_ENTRY = {
     "oneOf": [
@@ -74,7 +74,7 @@ class ScoreRequestIn(serializers.Serializer):
     scorers = serializers.ListField(
         child=ScorerEntryField(),
         min_length=1,
-        max_length=_SCORER_LIMIT,
+        max_length=SCORER_LIMIT,
         help_text="Scorer ids (GET /v1/api/scorers lists the built-in ones), or objects {scorer, config} to name "
         "a scorer with a config of its own (once per config).",
     )
