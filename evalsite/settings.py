@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "scoring",
     "experiments",
     "online",
+    "monitors",
     "web",
     "axes",
 ]
