@@ -259,6 +259,15 @@ EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1
 # Seconds between two retention sweeps sent by each worker (experiments.retention);
 # each sweep deletes at most a bounded number of expired runs per project.
 EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
+# Seconds between two evaluations of every monitor (docs/monitors.md), sent by Celery
+# beat, a process of its own (Procfile ``beat``, ``manage.py serve`` starts one): a
+# schedule kept by one process sends each tick once, however many workers run.
+EVALSITE_MONITOR_EVALUATE_SECONDS = env_int("EVALSITE_MONITOR_EVALUATE_SECONDS", 60, minimum=1, maximum=3600)
+CELERY_BEAT_SCHEDULE = {
+    "monitors-evaluate": {"task": "monitors.evaluate_all", "schedule": float(EVALSITE_MONITOR_EVALUATE_SECONDS)},
+}
+# Beat's record of when each entry last ran, under var/ like the filesystem broker.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.
