@@ -266,6 +266,9 @@ EVALSITE_MONITOR_EVALUATE_SECONDS = env_int("EVALSITE_MONITOR_EVALUATE_SECONDS",
 CELERY_BEAT_SCHEDULE = {
     "monitors-evaluate": {"task": "monitors.evaluate_all", "schedule": float(EVALSITE_MONITOR_EVALUATE_SECONDS)},
 }
+# Seconds before the first retry of a failed webhook delivery; each next one waits twice
+# as long (2, 4, 8, 16, 32 s: six attempts over about a minute).
+EVALSITE_WEBHOOK_BACKOFF_SECONDS = env_int("EVALSITE_WEBHOOK_BACKOFF_SECONDS", 2, minimum=1, maximum=600)
 # Beat's record of when each entry last ran, under var/ like the filesystem broker.
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A broker that is briefly down at start-up is waited for, not fatal.

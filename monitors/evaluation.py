@@ -6,7 +6,8 @@ that match the filter, takes the reading in SQL (counts, or the few order statis
 percentile's interval needs), stores it on the monitor, and when the decided state
 differs from the one read, claims the change with a conditional update
 (``filter(pk=…, state=old).update(state=new)``). Only the evaluation whose claim won
-writes the alert, in the same transaction: a retried or doubled task writes none.
+writes the alert, in the same transaction with its webhook deliveries (sent once it
+commits, ``monitors.webhooks``): a retried or doubled task writes none.
 Firing and resolving write an alert; ``ok`` ↔ ``insufficient`` does not.
 """
 
@@ -19,6 +20,7 @@ from django.utils import timezone
 from checks.monitoring import FIRING, OK, Reading, monitor_decide, percentile_ranks, rate_reading
 from datasets.models import RunStatus, Trace
 from monitors.models import ALERT_RUNS_CAP, Alert, Metric, Monitor
+from monitors.webhooks import alert_deliveries_enqueue
 from scoring.models import Score
 
 PERCENTILE = 0.95
@@ -124,6 +126,7 @@ def monitor_evaluate(*, monitor_id, now=None):
             value=reading.value, low=reading.low, high=reading.high, text=alert_text(monitor, kind, reading),
             run_ids=monitor_failing_runs(monitor, runs) if kind == Alert.Kind.FIRED else [],
         )  # fmt: skip
+        alert_deliveries_enqueue(alert=alert)
     return alert
 
 
