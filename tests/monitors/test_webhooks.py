@@ -1,12 +1,15 @@
 """Webhooks: each alert POSTed with a human text, signed, retried on failure, delivered once."""
 
+import time
+
 import orjson
 import pytest
 from django.test import override_settings
 
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Delivery
-from monitors.webhooks import DeliveryFailed, delivery_send, webhook_test_send
+from monitors.webhooks import DeliveryFailed, delivery_send, signature, webhook_test_send
+from tests.live import ROOT
 from tests.monitors.conftest import runs_create
 from tests.monitors.receiver import webhook_receiver
 
@@ -92,3 +95,17 @@ def test_a_test_message_is_signed_with_the_monitors_secret(actors, monitor_creat
         assert delivery_send(delivery_id=delivery.pk) is True
     ((status, body, valid),) = received
     assert (status, valid, orjson.loads(body)["event"]) == (200, True, "test")
+
+
+def test_the_verification_snippet_of_the_docs_accepts_a_real_delivery(actors, monitor_create):
+    text = (ROOT / "docs" / "monitors.md").read_text()
+    snippet = text.split("### Verifying the signature")[1].split("```python")[1].split("```")[0]
+    namespace = {}
+    exec(snippet, namespace)
+    verify = namespace["evalsite_signature_valid"]
+    monitor = monitor_create(actors.acme)
+    body = b'{"text": "hello"}'
+    header = signature(monitor.secret, int(time.time()), body)
+    assert verify(monitor.secret, header, body)
+    assert not verify(monitor.secret, header, body + b" ")
+    assert not verify(monitor.secret, signature(monitor.secret, int(time.time()) - 3600, body), body)
