@@ -90,7 +90,8 @@ def monitor_fields(data, current=None):
     defaults = {"scorer": "", "feedback_name": "", "filter": {}, "production_only": True, "window_minutes": 60,
                 "min_runs": 30, "paused": False, "webhook_urls": []}  # fmt: skip
     fields = {**defaults, **(current or {}), **{k: v for k, v in data.items() if k in FIELDS}}
-    fields.setdefault("direction", DEFAULT_DIRECTION.get(fields.get("metric"), Direction.BELOW))
+    metric = fields.get("metric")
+    fields.setdefault("direction", DEFAULT_DIRECTION.get(metric, Direction.BELOW) if isinstance(metric, str) else None)
     errors = [(key, f"unknown field; use {', '.join(FIELDS)}") for key in unknown]
     errors += _shape_errors(fields) + _metric_errors(fields) + _filter_errors(fields["filter"])
     errors += _webhook_errors(fields["webhook_urls"])

@@ -27,6 +27,12 @@ def test_a_bad_field_is_a_400_naming_it_and_nothing_is_written(actors):
     assert not Monitor.objects.exists()
 
 
+def test_a_metric_that_is_not_a_text_is_named_not_a_500(actors):
+    response = actors.api().post("/v1/api/monitors", {**BODY, "metric": {"a": 1}}, format="json")
+    assert response.status_code == 400
+    assert {e["field"] for e in response.json()["errors"]} == {"metric", "direction"}
+
+
 def test_a_pass_rate_needs_its_scorer(actors):
     response = actors.api().post("/v1/api/monitors", {**BODY, "scorer": ""}, format="json")
     assert [e["field"] for e in response.json()["errors"]] == ["scorer"]
