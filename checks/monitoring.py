@@ -48,11 +48,15 @@ def rate_reading(successes, n):
     return Reading(n, successes / n, low, high)
 
 
-def _binomial_cdf(k, n, p):
-    """P(Bin(n, p) ≤ k)."""
-    if k < 0:
-        return 0.0
-    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(min(k, n) + 1))
+def _binomial_cdfs(n, p):
+    """``[P(Bin(n, p) ≤ j) for j in 0..n]`` in one pass, each term from logarithms (no
+    overflow of C(n, j) nor underflow of p**j for a large window)."""
+    log_p, log_q, log_n = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    total, cdfs = 0.0, []
+    for j in range(n + 1):
+        total += math.exp(log_n - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * log_p + (n - j) * log_q)
+        cdfs.append(min(total, 1.0))
+    return cdfs
 
 
 def percentile_ranks(n, p):
@@ -65,17 +69,10 @@ def percentile_ranks(n, p):
     if n == 0:
         return None, None, None
     point = min(n, max(1, math.ceil(p * n)))
-    low = None
-    for rank in range(point, 0, -1):
-        if _binomial_cdf(rank - 1, n, p) <= TAIL:
-            low = rank
-            break
-    high = None
-    for rank in range(point, n + 1):
-        if 1 - _binomial_cdf(rank - 1, n, p) <= TAIL:
-            high = rank
-            break
-    return point, low, high
+    cdfs = _binomial_cdfs(n, p)
+    below = [rank for rank in range(1, point + 1) if cdfs[rank - 1] <= TAIL]
+    above = [rank for rank in range(point, n + 1) if 1 - cdfs[rank - 1] <= TAIL]
+    return point, (below[-1] if below else None), (above[0] if above else None)
 
 
 def _wrong_side(reading, target, direction):

@@ -70,6 +70,13 @@ def test_the_upper_bound_of_a_p95_does_not_exist_below_72_runs():
     assert percentile_ranks(72, 0.95)[2] == 72
 
 
+def test_the_percentile_interval_of_a_large_window_is_computed_and_narrow():
+    point, low, high = percentile_ranks(200_000, 0.95)
+    assert point == 190_000
+    # About ±1.96·sqrt(n·p·(1-p)) ≈ ±191 ranks.
+    assert 189_780 < low < 189_830 and 190_170 < high < 190_220
+
+
 def test_a_latency_fires_only_when_its_lower_bound_is_above_the_target():
     slow = Reading(n=200, value=2500.0, low=2100.0, high=None)
     near = Reading(n=200, value=2050.0, low=1900.0, high=2300.0)
