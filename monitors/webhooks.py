@@ -12,7 +12,8 @@ how to verify it). Each attempt is signed at its own time.
 committed; the task ``monitors.deliver`` sends it and is retried with backoff on a
 connection error or a 5xx (``DeliveryFailed``), at most ``DELIVERY_TRIES`` times. A
 delivery already marked delivered is never sent again, so a retried or doubled task
-sends nothing after a success. A 4xx is final (the receiver refuses it). The URL is
+sends nothing after a success; each attempt is claimed by a conditional update of its
+count, so two copies of the task do not send at once. A 4xx is final (the receiver refuses it). The URL is
 checked again (``evalsite.outbound``) just before each attempt.
 """
 
@@ -25,7 +26,6 @@ import orjson
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
@@ -110,7 +110,11 @@ def delivery_send(*, delivery_id):
     delivery = Delivery.objects.select_related("monitor__project", "alert").filter(pk=delivery_id).first()
     if delivery is None or delivery.delivered_at is not None:
         return delivery is not None
-    Delivery.objects.filter(pk=delivery.pk).update(attempts=F("attempts") + 1)
+    # The attempt is claimed by compare-and-set on its count: of two tasks of one delivery
+    # running at once (a message delivered twice), one sends and the other stops.
+    claimed = Delivery.objects.filter(pk=delivery.pk, delivered_at__isnull=True, attempts=delivery.attempts)
+    if not claimed.update(attempts=delivery.attempts + 1):
+        return False
     try:
         outbound_url_check(delivery.url, field="webhook_urls")
     except DomainError as exc:
