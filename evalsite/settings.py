@@ -263,8 +263,14 @@ EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3
 # beat, a process of its own (Procfile ``beat``, ``manage.py serve`` starts one): a
 # schedule kept by one process sends each tick once, however many workers run.
 EVALSITE_MONITOR_EVALUATE_SECONDS = env_int("EVALSITE_MONITOR_EVALUATE_SECONDS", 60, minimum=1, maximum=3600)
+# A tick no worker took before the next one is dropped (expires): after an outage the
+# workers do not work through a backlog of evaluations of windows long gone.
 CELERY_BEAT_SCHEDULE = {
-    "monitors-evaluate": {"task": "monitors.evaluate_all", "schedule": float(EVALSITE_MONITOR_EVALUATE_SECONDS)},
+    "monitors-evaluate": {
+        "task": "monitors.evaluate_all",
+        "schedule": float(EVALSITE_MONITOR_EVALUATE_SECONDS),
+        "options": {"expires": float(EVALSITE_MONITOR_EVALUATE_SECONDS)},
+    },
 }
 # Seconds before the first retry of a failed webhook delivery; each next one waits twice
 # as long (2, 4, 8, 16, 32 s: six attempts over about a minute).

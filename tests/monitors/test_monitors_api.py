@@ -1,5 +1,8 @@
 """The monitors API: create, read, change and list alerts; curate writes, any key reads."""
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Monitor
 from tests.monitors.conftest import runs_create
@@ -82,3 +85,21 @@ def test_an_outsider_gets_404_for_a_monitor_and_its_alerts(actors):
     assert outsider.get(f"/v1/api/monitors/{monitor_id}/alerts").status_code == 404
     assert outsider.patch(f"/v1/api/monitors/{monitor_id}", {"paused": True}, format="json").status_code == 404
     assert outsider.get("/v1/api/monitors").json()["results"] == []
+
+
+def test_the_lists_take_the_same_queries_for_three_or_ten_rows(actors):
+    def queries(path):
+        with CaptureQueriesContext(connection) as captured:
+            assert actors.api().get(path).status_code == 200
+        return len(captured)
+
+    runs_create(actors.acme, prefix="bad", count=200, failing=60)
+    for i in range(3):
+        monitor_id = actors.api().post("/v1/api/monitors", {**BODY, "name": f"m{i}"}, format="json").json()["id"]
+    monitor_evaluate(monitor_id=monitor_id)
+    few = queries("/v1/api/monitors"), queries(f"/v1/api/monitors/{monitor_id}/alerts")
+    for i in range(3, 10):
+        actors.api().post("/v1/api/monitors", {**BODY, "name": f"m{i}"}, format="json")
+    actors.api().patch(f"/v1/api/monitors/{monitor_id}", {"target": 0.5}, format="json")
+    assert monitor_evaluate(monitor_id=monitor_id).kind == "resolved"  # a second alert
+    assert (queries("/v1/api/monitors"), queries(f"/v1/api/monitors/{monitor_id}/alerts")) == few
