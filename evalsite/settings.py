@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "scoring",
     "experiments",
     "online",
+    "monitors",
     "web",
     "axes",
 ]
@@ -263,6 +264,24 @@ EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1
 # Seconds between two retention sweeps sent by each worker (experiments.retention);
 # each sweep deletes at most a bounded number of expired runs per project.
 EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
+# Seconds between two evaluations of every monitor (docs/monitors.md), sent by Celery
+# beat, a process of its own (Procfile ``beat``, ``manage.py serve`` starts one): a
+# schedule kept by one process sends each tick once, however many workers run.
+EVALSITE_MONITOR_EVALUATE_SECONDS = env_int("EVALSITE_MONITOR_EVALUATE_SECONDS", 60, minimum=1, maximum=3600)
+# A tick no worker took before the next one is dropped (expires): after an outage the
+# workers do not work through a backlog of evaluations of windows long gone.
+CELERY_BEAT_SCHEDULE = {
+    "monitors-evaluate": {
+        "task": "monitors.evaluate_all",
+        "schedule": float(EVALSITE_MONITOR_EVALUATE_SECONDS),
+        "options": {"expires": float(EVALSITE_MONITOR_EVALUATE_SECONDS)},
+    },
+}
+# Seconds before the first retry of a failed webhook delivery; each next one waits twice
+# as long (2, 4, 8, 16, 32 s: six attempts over about a minute).
+EVALSITE_WEBHOOK_BACKOFF_SECONDS = env_int("EVALSITE_WEBHOOK_BACKOFF_SECONDS", 2, minimum=1, maximum=600)
+# Beat's record of when each entry last ran, under var/ like the filesystem broker.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A broker that is briefly down at start-up is waited for, not fatal.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Keep Django's LOGGING; Celery would otherwise replace the root logger's handlers.

@@ -442,6 +442,8 @@ class QueueFilter(models.Model):
     # Runs where this judge criterion and reviewers' labels disagree.
     disagreement = models.CharField(max_length=100, blank=True, default="")
     feedback = models.CharField(max_length=300, blank=True, default="")  # runs with this feedback (name:value)
+    # A fixed list of runs (trace pks), e.g. those that drove a monitor's alert; null: no such list.
+    runs = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

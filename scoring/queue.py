@@ -4,7 +4,8 @@ A ``QueueFilter`` names which items a queue goes through: runs narrowed by datas
 experiment, a failed or abstained scorer, the absence of a label of one config, or a
 judge criterion the reviewers disagree with; or the cases of the project still waiting
 for an expected answer (``cases_needing_answer``), narrowed by dataset. Items are taken
-oldest first (by id), so every reviewer sees the same order.
+oldest first (by id), so every reviewer sees the same order. A queue may also hold a
+fixed list of runs (``queue_for_runs``: the runs that drove a monitor's alert).
 
 A reviewer takes an item with a **lease** (``QueueItem``): until it expires nobody else
 is given that item. The claim is a conditional update on the item's row (``done`` is
@@ -138,6 +139,18 @@ def queue_for_disagreements(*, project, criterion, by=None):
     return queue or queue_filter_create(project=project, data={"name": name, "disagreement": criterion}, by=by)
 
 
+def queue_for_runs(*, project, name, run_ids, by=None):
+    """The queue of exactly the runs ``run_ids`` (trace pks of the project), named ``name``
+    (created on first use; idempotent, also when two requests create it at once). Runs
+    deleted since, or of another project, are simply not in it."""
+    name = name[:100]
+    QueueFilter.objects.bulk_create(
+        [QueueFilter(project=project, name=name, runs=[int(pk) for pk in run_ids], created_by=by)],
+        ignore_conflicts=True,
+    )
+    return queue_filter_list(project=project).get(name=name)
+
+
 # --- what a queue holds -----------------------------------------------------------------
 
 
@@ -147,6 +160,8 @@ def queue_candidates(queue):
         cases = review_queue(project=queue.project)
         return cases.filter(dataset_id=queue.dataset_id) if queue.dataset_id else cases
     traces = Trace.objects.filter(project=queue.project)
+    if queue.runs is not None:
+        traces = traces.filter(pk__in=queue.runs)
     if queue.dataset_id:
         traces = traces.filter(Q(case__dataset_id=queue.dataset_id) | Q(experiment__dataset_id=queue.dataset_id))
     if queue.experiment_id:

@@ -1,5 +1,5 @@
-"""``manage.py serve`` (what ``make run`` starts): the web server and a worker together,
-both stopped by one signal, or when ``serve`` itself is killed."""
+"""``manage.py serve`` (what ``make run`` starts): the web server, a worker and beat together,
+all stopped by one signal, or when ``serve`` itself is killed."""
 
 import os
 import signal
@@ -38,12 +38,12 @@ def _cleaned_up(serve, pids, log):
     log.close()
 
 
-def test_serve_starts_the_web_server_and_a_worker_and_sigterm_stops_both(transactional_db, tmp_path):
+def test_serve_starts_the_web_server_a_worker_and_beat_and_sigterm_stops_them_all(transactional_db, tmp_path):
     port = free_port()
     serve, log = _serve(port, tmp_path)
     web_and_worker = []
     try:
-        wait_for(lambda: len(children_of(serve.pid)) == 2, timeout=30, what="the web and worker processes")
+        wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
         web_and_worker = children_of(serve.pid)
 
         def answers():
@@ -56,19 +56,19 @@ def test_serve_starts_the_web_server_and_a_worker_and_sigterm_stops_both(transac
         wait_for(answers, timeout=60, what="the web server")
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0
-        wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=10, what="both to exit")
+        wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=10, what="all to exit")
     finally:
         _cleaned_up(serve, web_and_worker, log)
 
 
-def test_serve_killed_outright_leaves_no_web_server_or_worker_behind(transactional_db, tmp_path):
+def test_serve_killed_outright_leaves_no_web_server_worker_or_beat_behind(transactional_db, tmp_path):
     serve, log = _serve(free_port(), tmp_path)
     web_and_worker = []
     try:
-        wait_for(lambda: len(children_of(serve.pid)) == 2, timeout=30, what="the web and worker processes")
+        wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
         web_and_worker = children_of(serve.pid)
         serve.kill()  # SIGKILL: serve runs no cleanup of its own
         serve.wait(timeout=10)
-        wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=60, what="both to exit")
+        wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=60, what="all to exit")
     finally:
         _cleaned_up(serve, web_and_worker, log)

@@ -3,7 +3,19 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from web.api import cases, datasets, experiments, feedback, gate, labels, online_rules, prices, scoring, traces
+from web.api import (
+    cases,
+    datasets,
+    experiments,
+    feedback,
+    gate,
+    labels,
+    monitors,
+    online_rules,
+    prices,
+    scoring,
+    traces,
+)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -38,6 +50,9 @@ urlpatterns = [
     path("experiments/compare", experiments.ExperimentCompare.as_view(), name="api-experiments-compare"),
     path("experiments/<path:name>", experiments.ExperimentDetail.as_view(), name="api-experiment"),
     path("online-rules", online_rules.OnlineRuleCollection.as_view(), name="api-online-rules"),
+    path("monitors", monitors.MonitorCollection.as_view(), name="api-monitors"),
+    path("monitors/<int:monitor_id>", monitors.MonitorDetail.as_view(), name="api-monitor"),
+    path("monitors/<int:monitor_id>/alerts", monitors.MonitorAlerts.as_view(), name="api-monitor-alerts"),
     path("online-rules/<int:rule_id>", online_rules.OnlineRuleDetail.as_view(), name="api-online-rule"),
     path(
         "online-rules/<int:rule_id>/backfill",

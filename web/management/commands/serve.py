@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Run the web server (gunicorn) and one Celery worker together; Ctrl-C stops both."
+    help = "Run the web server (gunicorn), one Celery worker and Celery beat together; Ctrl-C stops them all."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("EVALSITE_HOST", "127.0.0.1"))
@@ -27,15 +27,17 @@ class Command(BaseCommand):
                     str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout],
             "worker": [python, "-m", "celery", "-A", "evalsite", "worker", "--loglevel", "INFO",
                        "--concurrency", str(worker_concurrency), "--without-gossip", "--without-mingle"],
+            # Beat sends the monitors' evaluation every minute (docs/monitors.md).
+            "beat": [python, "-m", "celery", "-A", "evalsite", "beat", "--loglevel", "INFO"],
         }  # fmt: skip
-        # SIGTERM (docker stop, systemd, kill) stops both, as Ctrl-C does.
+        # SIGTERM (docker stop, systemd, kill) stops them all, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
         stop_with_us = _stopped_with_parent(os.getpid())
         processes = {
             name: subprocess.Popen(cmd, cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
             for name, cmd in commands.items()
         }
-        self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker. Ctrl-C stops both.")
+        self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker and beat. Ctrl-C stops them all.")
         exit_code = 0
         try:
             while True:
