@@ -477,9 +477,7 @@ class QueueItem(models.Model):
 
 
 class PendingFeedback(models.Model):
-    """Feedback on a run not arrived yet (by ``trace_id``): a score once it is ingested (``scoring.feedback``).
-
-    One per (project, trace_id, name, user_id), like that score; the newest (``received_at``) wins."""
+    """Feedback on a run not arrived yet: a score once it is ingested, one per trace_id, name, user (newest wins)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     trace_id = models.CharField(max_length=200)
