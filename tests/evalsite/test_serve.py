@@ -72,3 +72,44 @@ def test_serve_killed_outright_leaves_no_web_server_worker_or_beat_behind(transa
         wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=60, what="all to exit")
     finally:
         _cleaned_up(serve, web_and_worker, log)
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_a_worker_killed_outright_is_started_again_and_the_site_answers_throughout(transactional_db, tmp_path):
+    port = free_port()
+    serve, log = _serve(port, tmp_path)
+    seen = []
+    try:
+        wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
+        seen = children_of(serve.pid)
+        worker = next(pid for pid in seen if " worker " in _cmdline(pid))
+
+        def answers():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        wait_for(answers, timeout=60, what="the web server")
+        os.kill(worker, signal.SIGKILL)
+        restarted = wait_for(
+            lambda: [p for p in children_of(serve.pid) if " worker " in _cmdline(p) and p != worker] or None,
+            timeout=5,
+            interval=0.1,
+            what="a new worker within 5 s",
+        )
+        seen += restarted
+        assert answers() and serve.poll() is None
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        log.flush()
+        assert "The worker process exited with -9; starting it again in 1 s." in (tmp_path / "serve.log").read_text()
+    finally:
+        _cleaned_up(serve, seen, log)

@@ -33,20 +33,15 @@ class Command(BaseCommand):
         # SIGTERM (docker stop, systemd, kill) stops them all, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
         stop_with_us = _stopped_with_parent(os.getpid())
-        processes = {
-            name: subprocess.Popen(cmd, cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
-            for name, cmd in commands.items()
-        }
+
+        def start(name):
+            return subprocess.Popen(commands[name], cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
+
+        processes = {name: start(name) for name in commands}
         self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker and beat. Ctrl-C stops them all.")
         exit_code = 0
         try:
-            while True:
-                for name, process in processes.items():
-                    if process.poll() is not None:
-                        self.stderr.write(f"The {name} process exited with {process.returncode}; stopping.")
-                        exit_code = process.returncode or 1
-                        raise KeyboardInterrupt
-                time.sleep(0.5)
+            exit_code = self._supervise(processes, start)
         except KeyboardInterrupt:
             pass
         finally:
@@ -59,6 +54,51 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     process.kill()
         sys.exit(exit_code)
+
+    def _supervise(self, processes, start):
+        """Watch the processes until the web server exits (its exit code); a worker or beat that dies is restarted."""
+        restarts = {name: Restarts() for name in RESTARTED}
+        while True:
+            for name, process in list(processes.items()):
+                if process.poll() is None:
+                    if name in restarts:
+                        restarts[name].up()
+                elif name not in restarts:
+                    self.stderr.write(f"The {name} process exited with {process.returncode}; stopping.")
+                    return process.returncode or 1
+                elif restarts[name].due(f"The {name} process exited with {process.returncode}", self.stderr):
+                    processes[name] = start(name)
+            time.sleep(0.5)
+
+
+# A worker or beat that dies is started again, the web server staying up; the web server
+# itself dying stops everything (there is nothing left to serve).
+RESTARTED = ("worker", "beat")
+# Seconds before a restart: 1, doubling to 30 while it keeps dying; back to 1 once it has
+# stayed up a minute.
+FIRST_BACKOFF, MAX_BACKOFF, STABLE_SECONDS = 1.0, 30.0, 60.0
+
+
+class Restarts:
+    """When a process that died may be started again (backoff), and the line that says so."""
+
+    def __init__(self):
+        self.backoff, self.down_since, self.up_since = FIRST_BACKOFF, None, time.monotonic()
+
+    def up(self):
+        if time.monotonic() - self.up_since >= STABLE_SECONDS:
+            self.backoff = FIRST_BACKOFF
+
+    def due(self, what, out):
+        now = time.monotonic()
+        if self.down_since is None:
+            self.down_since = now
+            out.write(f"{what}; starting it again in {self.backoff:.0f} s.")
+        if now - self.down_since < self.backoff:
+            return False
+        self.down_since, self.up_since = None, now
+        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        return True
 
 
 def _interrupt(signum, frame):
