@@ -104,11 +104,19 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         record = {"path": self.path, "headers": dict(self.headers.items()), "body": body}
         behaviour = judge._next(record)
+        self.in_flight = True
         try:
             self._answer(judge, behaviour)
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
+            self._leave(judge)
+
+    def _leave(self, judge):
+        """No longer in flight: before the last bytes go out, so a client that has its answer and
+        asks again at once is never counted twice (the count said one more than the limit under load)."""
+        if self.in_flight:
+            self.in_flight = False
             judge._done()
 
     def _answer(self, judge, b):
@@ -145,6 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body[i : i + 1])
                 self.wfile.flush()
             return
+        self._leave(judge)
         self.wfile.write(body)
 
 
