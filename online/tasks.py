@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 
 from online.rules import rule_backfill, rules_tick
 from scoring.passes import TRANSIENT_ERRORS
+from scoring.tasks import worker_queues
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +37,8 @@ def rule_backfill_task(rule_id, started_from, started_to):
 @worker_ready.connect
 def online_ticker_start(sender, **kwargs):
     consumer = sender
-    task_consumer = getattr(consumer, "task_consumer", None)
-    queues = sorted({q.name for q in task_consumer.queues}) if task_consumer else []
     # The tick, and the passes it starts, go to a queue this worker reads.
-    queue = (queues or [consumer.app.conf.task_default_queue])[0]
+    queue = worker_queues(consumer)[0]
 
     def tick():
         try:

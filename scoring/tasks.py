@@ -69,13 +69,18 @@ def feedback_sweeper_start(sender, **kwargs):
     sender.timer.call_repeatedly(settings.EVALSITE_RETENTION_SWEEP_SECONDS, sweep)
 
 
+def worker_queues(consumer):
+    """The queues a ready worker reads (the default queue when it names none), sorted."""
+    task_consumer = getattr(consumer, "task_consumer", None)
+    queues = sorted({q.name for q in task_consumer.queues}) if task_consumer else []
+    return queues or [consumer.app.conf.task_default_queue]
+
+
 @worker_ready.connect
 def sweeper_start(sender, **kwargs):
     """Send ``passes_resume`` now and every ``sweep_interval()`` s to the queues this worker reads."""
     consumer = sender
-    task_consumer = getattr(consumer, "task_consumer", None)
-    queues = sorted({q.name for q in task_consumer.queues}) if task_consumer else []
-    queues = queues or [consumer.app.conf.task_default_queue]
+    queues = worker_queues(consumer)
 
     def sweep():
         for queue in queues:

@@ -29,6 +29,14 @@ def _serve(port, tmp_path):
     return serve, log
 
 
+def _answers(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
 def _cleaned_up(serve, pids, log):
     if serve.poll() is None:
         serve.kill()
@@ -46,14 +54,7 @@ def test_serve_starts_the_web_server_a_worker_and_beat_and_sigterm_stops_them_al
         wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
         web_and_worker = children_of(serve.pid)
 
-        def answers():
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-                    return response.status == 200
-            except OSError:
-                return False
-
-        wait_for(answers, timeout=60, what="the web server")
+        wait_for(lambda: _answers(port), timeout=60, what="the web server")
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0
         wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=10, what="all to exit")
@@ -90,14 +91,7 @@ def test_a_worker_killed_outright_is_started_again_and_the_site_answers_througho
         seen = children_of(serve.pid)
         worker = next(pid for pid in seen if " worker " in _cmdline(pid))
 
-        def answers():
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-                    return response.status == 200
-            except OSError:
-                return False
-
-        wait_for(answers, timeout=60, what="the web server")
+        wait_for(lambda: _answers(port), timeout=60, what="the web server")
         os.kill(worker, signal.SIGKILL)
         restarted = wait_for(
             lambda: [p for p in children_of(serve.pid) if " worker " in _cmdline(p) and p != worker] or None,
@@ -106,7 +100,7 @@ def test_a_worker_killed_outright_is_started_again_and_the_site_answers_througho
             what="a new worker within 5 s",
         )
         seen += restarted
-        assert answers() and serve.poll() is None
+        assert _answers(port) and serve.poll() is None
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0
         log.flush()
