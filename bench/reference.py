@@ -256,7 +256,7 @@ def compare_measure(project, runs, reps):
 
 def _compare_timed(base, candidate, reps):
     """(median seconds, answer) of ``reps`` compares."""
-    from experiments.comparison import experiments_compare
+    from gating.comparison import experiments_compare
 
     timings = []
     for _ in range(reps):

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from datasets.models import Dataset, GoldenCase
-from experiments.models import GatePolicy
+from gating.models import GatePolicy
 from scoring.labels import label_config_create, label_configs_for_criteria, label_write
 from scoring.models import QueueItem, Score, ScoreSource
 from scoring.queue import queue_filter_create

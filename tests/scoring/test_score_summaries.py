@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
-from experiments.comparison import experiments_compare
+from gating.comparison import experiments_compare
 from scoring.models import Score
 from scoring.passes import chunk_score, pass_plan, pass_start
 from scoring.score_configs import score_configs_store

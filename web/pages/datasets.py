@@ -24,8 +24,8 @@ from datasets.jsonl import cases_import
 from datasets.models import CaseStatus
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from experiments.policies import policy_for
-from experiments.retention import retention_summary
+from gating.policies import policy_for
+from lifecycle.retention import retention_summary
 from scoring.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page

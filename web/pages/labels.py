@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from experiments.models import GatePolicy
+from gating.models import GatePolicy
 from scoring.calibration import advisory_reason, agreement, disagreements
 from scoring.labels import (
     label_authors,
