@@ -108,7 +108,7 @@ def ingest_measure(project, traces):
 def pass_run(project, scorers, config, queue):
     """Start a pass over the reference experiment and wait for it; ``(pass, seconds)``."""
     from scoring.models import PassStatus, ScoringPass
-    from scoring.passes import pass_start
+    from scoring.passes.services import pass_start
 
     started = time.perf_counter()
     scoring_pass = pass_start(
@@ -163,10 +163,10 @@ def engine_measure(project, requests, reps, workloads, traces):
     the rounds' ratios.
     """
     from datasets.models import Trace
-    from scoring.catalog import catalog_for
-    from scoring.engine import outcomes_compute
-    from scoring.loading import runs_load
-    from scoring.requests import plan_of
+    from scoring.pipeline.engine import outcomes_compute
+    from scoring.pipeline.loading import runs_load
+    from scoring.selection.catalog import catalog_for
+    from scoring.selection.requests import plan_of
 
     pks = list(Trace.objects.filter(experiment__name=EXPERIMENT).values_list("pk", flat=True))
     runs = [run for start in range(0, len(pks), 1000) for run in runs_load(pks[start : start + 1000])]
@@ -232,7 +232,7 @@ def compare_measure(project, runs, reps):
     """Compare from the summaries a pass leaves, and from the scores (a summary dropped by a change)."""
     from django.db import connection
 
-    from scoring.score_summaries import summaries_build
+    from scoring.passes.summaries import summaries_build
 
     scorers = list(data.CHECK_SCORERS)  # ten score columns per run, named after the checks
     base = data.compare_side(project, "compare-base", runs, scorers, 0.9)
@@ -271,7 +271,7 @@ def profile_pass(project, scorers, config):
     from django.db import connection
 
     from scoring.models import ScoringChunk
-    from scoring.passes import chunk_score, pass_plan, pass_start
+    from scoring.passes.services import chunk_score, pass_plan, pass_start
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE scoring_score, scoring_abstention")

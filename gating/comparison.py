@@ -36,14 +36,14 @@ from evalsite.broker import BROKER_ERRORS
 from gating.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Abstention, Score
-from scoring.score_configs import score_configs_of
-from scoring.score_summaries import (
+from scoring.passes.summaries import (
     config_stats,
     experiment_stats,
     summaries_kept,
     summaries_stats,
     summary_flipped_rows,
 )
+from scoring.score_configs import score_configs_of
 from scoring.tasks import summaries_build_task
 
 MIN_DECIDABLE_N = 20

@@ -40,11 +40,11 @@ from gating.gate_runs import CaseTrialRuns, active_cases, inputs_differing, tria
 from gating.gate_worker import gate_claim, holder_name, lease_kept
 from gating.models import GateCase, GateRun
 from gating.policies import baseline_record, floor_initialisable, policy_for
-from scoring.calibration import advisory_reason, agreement
-from scoring.catalog import catalog_for, judge_sync_cap
-from scoring.loading import tool_names
-from scoring.outcomes import outcomes_ensure
-from scoring.passes import TRANSIENT_ERRORS
+from scoring.judge.calibration import advisory_reason, agreement
+from scoring.passes.services import TRANSIENT_ERRORS
+from scoring.pipeline.loading import tool_names
+from scoring.selection.catalog import catalog_for, judge_sync_cap
+from scoring.selection.outcomes import outcomes_ensure
 
 # An evaluation in the request holds its gate run this much longer than the request may last.
 _REQUEST_HOLD_MARGIN_SECONDS = 60

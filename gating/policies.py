@@ -12,8 +12,8 @@ from django.db import transaction
 from evalsite.errors import Conflict, Invalid
 from gating.models import FloorChange, GatePolicy, PolicyRevision
 from gating.revisions import policy_changes, revision_authorise, revision_record
-from scoring.catalog import catalog_for
 from scoring.labels import label_config_list
+from scoring.selection.catalog import catalog_for
 
 POLICY_FIELDS = (
     "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",

@@ -14,7 +14,7 @@ from celery.signals import worker_ready
 
 from gating.evaluation import gate_evaluate, gate_send
 from gating.gate_worker import gate_runs_resume, sweep_interval
-from scoring.passes import TRANSIENT_ERRORS
+from scoring.passes.services import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 

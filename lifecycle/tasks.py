@@ -13,7 +13,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from lifecycle.retention import retention_sweep
-from scoring.passes import TRANSIENT_ERRORS
+from scoring.passes.services import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from monitors.evaluation import monitor_evaluate, monitors_due
 from monitors.webhooks import DELIVER_TASK, DELIVERY_TRIES, DeliveryFailed, delivery_send
-from scoring.passes import TRANSIENT_ERRORS
+from scoring.passes.services import TRANSIENT_ERRORS
 
 RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 5}
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from online.rules import rule_backfill, rules_tick
-from scoring.passes import TRANSIENT_ERRORS
+from scoring.passes.services import TRANSIENT_ERRORS
 from scoring.tasks import worker_queues
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
-"""Celery entry points of scoring passes: thin wrappers over ``scoring.passes``.
+"""Celery entry points of scoring passes: thin wrappers over ``scoring.passes.services``.
 
-Every task takes ids only and is safe to run twice (see ``scoring.passes``), which is
+Every task takes ids only and is safe to run twice (see ``scoring.passes.services``), which is
 what makes the global ``acks_late`` and ``reject_on_worker_lost`` settings safe: a
 message whose worker died is delivered again and continues the pass. Transient
 database errors are retried with backoff; anything else is final (the service has
@@ -18,10 +18,10 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from scoring.chunk_lease import sweep_interval
 from scoring.feedback import feedback_pending_sweep
-from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
-from scoring.score_summaries import summaries_build
+from scoring.passes.chunk_lease import sweep_interval
+from scoring.passes.services import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
+from scoring.passes.summaries import summaries_build
 
 logger = logging.getLogger(__name__)
 

@@ -29,10 +29,34 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
 
+# Inside ``scoring``, its families from top to bottom: the passes (workers, the request's
+# scoring, summaries), human review (the queue, the capture guard), what a request may
+# select (scorers, runs, the gate's outcomes), the judge, the pipeline a pass runs
+# (load, score, write), and the records every family reads and writes. Entry points
+# (``tasks``, ``admin``) sit above them all.
+SCORING_FLOORS = [
+    "passes",
+    "review",
+    "selection",
+    "judge",
+    "pipeline",
+    "selectors",
+    {"feedback", "labels"},
+    {"score_configs", "freshness"},
+    "models",
+]
+
+
+def graph_build(packages):
+    """The import graph of ``packages``; one that cannot be imported fails, never passes unchecked."""
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    assert missing == [], f"not importable, so its rules would pass unchecked: {missing}"
+    return grimp.build_graph(*packages, include_external_packages=True)
+
+
 @pytest.fixture(scope="module")
 def graph():
-    present = [p for p in [*LAYERS, *OUTSIDE] if importlib.util.find_spec(p) is not None]
-    return grimp.build_graph(*present, include_external_packages=True)
+    return graph_build([*LAYERS, *OUTSIDE])
 
 
 def layer_violations(graph):
@@ -63,6 +87,23 @@ def test_an_upward_import_is_reported_with_its_line():
     assert "datasets.run_selectors:7 imports scoring.models (datasets may not depend on scoring)" in layer_violations(
         graph
     )
+
+
+def test_scoring_families_import_down_only(graph):
+    illegal = graph.find_illegal_dependencies_for_layers(layers=SCORING_FLOORS, containers={"scoring"})
+    assert sorted(f"{d.importer} -> {d.imported}" for d in illegal) == []
+
+
+def test_an_upward_import_inside_scoring_is_reported():
+    graph = grimp.build_graph("scoring")
+    graph.add_import(importer="scoring.pipeline.engine", imported="scoring.passes.services")
+    illegal = graph.find_illegal_dependencies_for_layers(layers=SCORING_FLOORS, containers={"scoring"})
+    assert [(d.importer, d.imported) for d in illegal] == [("scoring.pipeline", "scoring.passes")]
+
+
+def test_a_missing_package_fails_the_house_rules():
+    with pytest.raises(AssertionError, match="no_such_layer"):
+        graph_build(["checks", "no_such_layer"])
 
 
 def _modules(graph, package):
@@ -138,7 +179,7 @@ def import_cycles(graph):
 def test_no_import_cycle_but_a_service_enqueueing_its_own_task(graph):
     def allowed(group):
         tasks = [m for m in group if m.endswith(".tasks")]
-        return len(group) == 2 and len(tasks) == 1 and group[0].rsplit(".", 1)[0] == group[1].rsplit(".", 1)[0]
+        return len(group) == 2 and len(tasks) == 1 and group[0].split(".")[0] == group[1].split(".")[0]
 
     assert [group for group in import_cycles(graph) if not allowed(group)] == []
 

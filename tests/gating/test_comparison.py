@@ -7,8 +7,8 @@ from django.db import connection
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from gating.comparison import experiments_compare
 from scoring.models import Abstention, Score
+from scoring.passes.summaries import summaries_build
 from scoring.score_configs import score_configs_store
-from scoring.score_summaries import summaries_build
 from tests.factories import trace_create
 
 

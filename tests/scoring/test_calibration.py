@@ -6,7 +6,7 @@ import pytest
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase, Trace
 from gating.models import GatePolicy
-from scoring.calibration import agreement, cohens_kappa
+from scoring.judge.calibration import agreement, cohens_kappa
 from scoring.judge.services import judge_configure
 from scoring.labels import label_config_get, label_write
 from scoring.models import Score

@@ -26,7 +26,7 @@ from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.policies import policy_for
 from lifecycle.retention import retention_summary
-from scoring.queue import queue_for_cases
+from scoring.review.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs

@@ -12,13 +12,13 @@ their config, and a selection of runs (ARCHITECTURE §7):
   pass takes at most ``PASS_MAX_RUNS`` runs, a synchronous request at most
   ``SYNC_MAX_RUNS`` (more is a 400 naming the cap and pointing to ``/passes``; with
   ``limit`` omitted it takes as many as the cap allows). Judge criteria lower both
-  caps (``runs_cap``, ``scoring.catalog``): a synchronous request judges at
+  caps (``runs_cap``, ``scoring.selection.catalog``): a synchronous request judges at
   most ``R // (T x J)`` runs, checked before any model is called.
 - runs ingested after the request are not part of it (``until``): a pass that takes
   minutes scores the runs that existed when it was asked for.
 
 Config rules (ARCHITECTURE §5): an unknown scorer id is a 400 listing the known ones
-(``scoring.catalog``); config for a scorer that was not named, or config that fails
+(``scoring.selection.catalog``); config for a scorer that was not named, or config that fails
 ``config_validate``, is a 400 naming scorer and field; a scorer that needs config and
 got none is a 400 naming it, unless some selected run is linked to a golden case, in
 which case each run whose case does not configure it gets a ``not_configured``
@@ -35,8 +35,8 @@ from checks.judge.limits import judge_run_cap
 from checks.scorers import SCORERS, canonical_json, config_validate
 from datasets.models import Experiment, Trace
 from evalsite.errors import Invalid
-from scoring.catalog import catalog_for
-from scoring.engine import ScoringPlan
+from scoring.pipeline.engine import ScoringPlan
+from scoring.selection.catalog import catalog_for
 
 DEFAULT_LIMIT = 1000
 PASS_MAX_RUNS = 1_000_000
@@ -276,7 +276,7 @@ def runs_cap(judged, *, background):
 
     Deterministic scorers take microseconds per run, so the synchronous cap only keeps
     the answer a readable size (the judge's deadline arithmetic lowers it further, see
-    ``scoring.catalog``); a pass naming judge criteria judges at most
+    ``scoring.selection.catalog``); a pass naming judge criteria judges at most
     ``EVALSITE_JUDGE_PASS_MAX_RUNS`` runs.
     """
     if not background:

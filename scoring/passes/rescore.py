@@ -5,8 +5,8 @@ from django.utils import timezone
 from evalsite.errors import Invalid
 from evalsite.models import Project
 from scoring.models import ScoringPass
-from scoring.passes import pass_start
-from scoring.requests import entry_scorer
+from scoring.passes.services import pass_start
+from scoring.selection.requests import entry_scorer
 
 
 def abstentions_rescore(*, abstentions, requested_by=None):

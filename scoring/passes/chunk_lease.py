@@ -4,7 +4,7 @@
 renewed every third of it by a thread while the chunk is worked on
 (``evalsite.leases``), so a live worker keeps its chunk however long one step takes,
 and a worker killed with SIGKILL stops renewing. Every worker sweeps every quarter of
-the lease (``scoring.passes.passes_resume``): a dead worker's chunk is sent again
+the lease (``scoring.passes.services.passes_resume``): a dead worker's chunk is sent again
 about a lease after its last renewal, within about 30 s on the defaults.
 """
 

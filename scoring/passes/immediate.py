@@ -1,7 +1,7 @@
 """Scoring in the request (``POST /v1/api/score``): the steps of a pass, for a few runs, now.
 
 ``score_now`` loads, scores and writes the selected runs with the same engine and
-writer as a worker pass (``scoring.engine``, ``scoring.writer``), so the same rules
+writer as a worker pass (``scoring.pipeline.engine``, ``scoring.pipeline.writer``), so the same rules
 hold: a score is written once, a stale one is replaced, the quota is exact, every
 abstention and skip is recorded. It takes at most ``SYNC_MAX_RUNS`` runs (judge
 criteria: ``R // (T x J)``) and stops scoring at a deadline inside
@@ -17,13 +17,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from scoring.catalog import catalog_for, judge_deadline
-from scoring.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import outcomes_judge
-from scoring.loading import experiment_names, runs_load
 from scoring.models import PassStatus, ScoringPass
-from scoring.requests import score_request_read, selection_pks
-from scoring.writer import WriteReport, keys_decided, outcomes_write
+from scoring.pipeline.engine import outcomes_compute, score_as_dict, skip_as_dict
+from scoring.pipeline.loading import experiment_names, runs_load
+from scoring.pipeline.writer import WriteReport, keys_decided, outcomes_write
+from scoring.selection.catalog import catalog_for, judge_deadline
+from scoring.selection.requests import score_request_read, selection_pks
 
 # Share of the request timeout spent scoring; the rest is left for loading, writing
 # and answering.

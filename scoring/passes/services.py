@@ -2,7 +2,7 @@
 
 A background pass goes through these steps, each safe to run twice:
 
-1. ``pass_start`` checks the request (``scoring.requests``), stores the pass
+1. ``pass_start`` checks the request (``scoring.selection.requests``), stores the pass
    ``queued`` and, once committed, sends ``scoring.pass_plan``.
 2. ``pass_plan`` (pass row locked; a pass that is no longer ``queued`` is left alone)
    streams the selected runs' primary keys into ``ScoringChunk`` rows of
@@ -13,7 +13,7 @@ A background pass goes through these steps, each safe to run twice:
    already held before a redelivery), then loads, scores and writes it in batches of
    ``WRITE_BATCH_RUNS``. Each batch commits its scores and the chunk's counters
    together, only while the claim is still ours; a thread renews the lease every
-   third of it while the chunk is worked on (``scoring.chunk_lease``). The chunk is
+   third of it while the chunk is worked on (``scoring.passes.chunk_lease``). The chunk is
    then marked done by compare-and-set, the pass counters take its totals (so a chunk
    never counts twice), and the chunk that finishes last marks the pass ``done``.
    Judge criteria are called after each batch's built-in scores, concurrently
@@ -29,7 +29,7 @@ A background pass goes through these steps, each safe to run twice:
    held and does nothing.
 
 A permanent error marks the pass ``failed`` with the error text; transient database
-errors are retried by the task. ``scoring.immediate.score_now`` runs the same
+errors are retried by the task. ``scoring.passes.immediate.score_now`` runs the same
 load/score/write steps in the request (``POST /score``).
 """
 
@@ -50,15 +50,15 @@ from django.utils.dateparse import parse_datetime
 
 from datasets.models import Experiment
 from evalsite.broker import send_or_leave_to_sweeper
-from scoring.catalog import catalog_for
-from scoring.chunk_lease import chunk_lease_kept, lease
-from scoring.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.judge.criteria import is_judged, outcomes_judge
-from scoring.loading import experiment_names, runs_load
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
-from scoring.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
-from scoring.score_summaries import summaries_build
-from scoring.writer import keys_decided, outcomes_write
+from scoring.passes.chunk_lease import chunk_lease_kept, lease
+from scoring.passes.summaries import summaries_build
+from scoring.pipeline.engine import outcomes_compute, score_as_dict, skip_as_dict
+from scoring.pipeline.loading import experiment_names, runs_load
+from scoring.pipeline.writer import keys_decided, outcomes_write
+from scoring.selection.catalog import catalog_for
+from scoring.selection.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
 
 logger = logging.getLogger(__name__)
 

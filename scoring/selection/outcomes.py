@@ -4,7 +4,7 @@
 scorer the case is gated on, the stored score that matches the scorer's current config
 (the case's expectations), computed and written now when there is none (or when the
 stored one is stale). It loads, scores and writes through the same steps as a scoring
-pass (``scoring.loading``, ``scoring.engine``, ``scoring.writer``), so the same rules
+pass (``scoring.pipeline.loading``, ``scoring.pipeline.engine``, ``scoring.pipeline.writer``), so the same rules
 hold: a stale score is replaced, never duplicated; the quota is exact under
 concurrency; a score over the quota is not written and is reported abstained with
 reason ``quota``; every abstention is recorded.
@@ -15,14 +15,14 @@ from django.db import connection, transaction
 
 from checks.scorers import Result
 from evalsite.bulk import rows_select_by_ids
-from scoring.catalog import catalog_for
-from scoring.engine import ScoringPlan, outcomes_compute
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.judge.criteria import outcomes_judge
 from scoring.labels import label_config_name
-from scoring.loading import runs_load, tool_names
 from scoring.models import Score, ScoreSource
-from scoring.writer import outcomes_write
+from scoring.pipeline.engine import ScoringPlan, outcomes_compute
+from scoring.pipeline.loading import runs_load, tool_names
+from scoring.pipeline.writer import outcomes_write
+from scoring.selection.catalog import catalog_for
 
 
 def outcomes_ensure(*, project, scorers_by_run, tools=True):
@@ -32,7 +32,7 @@ def outcomes_ensure(*, project, scorers_by_run, tools=True):
     gate: each run of a case gets its case's gating checks). An outcome is
     ``{"status": passed|failed|abstained, "reason", "detail"}``. With ``tools=False``
     the tool names are not read (``{}``): a caller that needs them for a few runs
-    only reads those with ``scoring.loading.tool_names``.
+    only reads those with ``scoring.pipeline.loading.tool_names``.
     """
     # Runs without their spans, input and output: enough to find the stored scores. Only
     # the runs with a score missing are loaded whole, to be scored.

@@ -12,7 +12,7 @@ between modules to ask:
 - ``judge``: the judge's spec (its timeout sets how many runs a request can judge,
   ``judge_sync_cap``).
 
-The rules that use these facts are the callers' (``scoring.requests`` for requests).
+The rules that use these facts are the callers' (``scoring.selection.requests`` for requests).
 """
 
 import time

@@ -47,7 +47,7 @@ def runs_load(trace_pks, *, spans=True, content=True):
     enough to resolve scorers' config and find the scores already stored. Spans are most
     of what a run holds: a pass loads only what its scorers read (``ScoringPlan.reads``).
     ``content=False`` leaves out their input and output too (None): a scorer's config
-    depends only on the request and the linked case (``scoring.engine.ScoringPlan``).
+    depends only on the request and the linked case (``scoring.pipeline.engine.ScoringPlan``).
     """
     if not trace_pks:
         return []

@@ -19,8 +19,8 @@ from datasets.case_validation import expectations_check
 from datasets.models import Trace
 from evalsite.errors import Conflict, Invalid
 from scoring.freshness import scores_fresh
-from scoring.loading import runs_load
 from scoring.models import Score, ScoreSource
+from scoring.pipeline.loading import runs_load
 
 ACCEPT_FIELD = "accept_failed_output"
 GUARDED_CAPTURE_SCHEMA = {

@@ -25,7 +25,7 @@ from django.utils import timezone
 from datasets.case_selectors import review_queue
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
 from evalsite.errors import Invalid, NotFound
-from scoring.calibration import disagreeing_runs
+from scoring.judge.calibration import disagreeing_runs
 from scoring.labels import label_scorer_id
 from scoring.models import LabelConfig, QueueFilter, QueueItem, Score, ScoreSource
 from scoring.selectors import runs_filter_by_scores
