@@ -11,9 +11,12 @@ scored yet, and how many runs the rule has not looked at. After the ingestion st
 waits for the backlog to drain (``--drain-seconds`` at most) and reports the lag from a
 run's arrival (``ingested_at``) to its first score, p50 and p95, over every sampled run.
 
-    .venv/bin/python bench/online.py [--minutes 10] [--quick] [--pool solo|deployed]
+    .venv/bin/python bench/online.py [--minutes 10] [--quick] [--pool solo|deployed] [--in-process]
 
-``--quick`` is a two-minute run. PostgreSQL: ``BENCH_PG_URL`` (default
+``--quick`` is a two-minute run. ``--in-process`` sends the runs with ``traces_ingest``
+in the benchmark's process instead of HTTP (the web process still runs, idle): on a
+small machine the web process and the worker share the cores, and this sends runs at
+about the rate ``bench/ingest.py`` measures for a web process alone. PostgreSQL: ``BENCH_PG_URL`` (default
 postgresql://postgres@127.0.0.1:5432; the database ``evalsite_bench_online`` is dropped
 and recreated); Redis: ``BENCH_REDIS_URL`` (default redis://127.0.0.1:6379/12).
 """
@@ -121,9 +124,9 @@ def server_start(port, log):
 class Ingestion(threading.Thread):
     """One client POSTing rounds of the workload's runs until ``stop`` is set."""
 
-    def __init__(self, url, key, traces):
+    def __init__(self, url, key, traces, project=None):
         super().__init__(daemon=True)
-        self.url, self.traces = url, traces
+        self.url, self.traces, self.project = url, traces, project
         self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         self.stop = threading.Event()
         self.posted = 0
@@ -131,6 +134,7 @@ class Ingestion(threading.Thread):
         self.error = None
 
     def run(self):
+        from datasets.ingestion import traces_ingest
         from online.rules import sample_takes
 
         round_number = 0
@@ -142,12 +146,17 @@ class Ingestion(threading.Thread):
                         return
                     chunk = self.traces[start : start + BATCH]
                     body = {"traces": [production_run(t, prefix) for t in chunk]}
-                    self._post(orjson.dumps(body))
+                    if self.project is None:
+                        self._post(orjson.dumps(body))
+                    else:
+                        traces_ingest(project=self.project, payload=body)
                     self.posted += len(chunk)
                     self.sampled += sum(sample_takes(prefix + t["id"], SAMPLE_RATE) for t in chunk)
                 round_number += 1
         except Exception as exc:  # reported by the main thread
             self.error = exc
+        finally:
+            connection.close()
 
     def _post(self, body):
         request = urllib.request.Request(self.url, data=body, headers=self.headers, method="POST")
@@ -210,7 +219,7 @@ def growth_per_minute(samples):
     ts, ys = [s["t"] for s in half], [s["backlog"] for s in half]
     mt, my = sum(ts) / len(ts), sum(ys) / len(ys)
     var = sum((t - mt) ** 2 for t in ts)
-    return 0.0 if var == 0 else 60 * sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / var
+    return 0.0 if var == 0 else 60 * sum((t - mt) * (y - my) for t, y in zip(ts, ys, strict=True)) / var
 
 
 def main():
@@ -220,6 +229,10 @@ def main():
     parser.add_argument("--sample-seconds", type=float, default=5.0)
     parser.add_argument("--drain-seconds", type=float, default=300.0)
     parser.add_argument("--pool", choices=["solo", "deployed"], default="solo")
+    parser.add_argument(
+        "--in-process", action="store_true",
+        help="ingest with traces_ingest in this process (no HTTP): arrivals faster than one web process sends them",
+    )  # fmt: skip
     parser.add_argument("--workloads", type=Path, default=ROOT.parent / "shared" / "workloads")
     args = parser.parse_args()
     seconds = 120.0 if args.quick else args.minutes * 60
@@ -228,14 +241,17 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"PostgreSQL {connection.pg_version // 10000}; load before {os.getloadavg()[0]:.2f}")  # fmt: skip
     print(f"command: bench/online.py {' '.join(sys.argv[1:])}")
-    print(f"rule: {len(data.CHECK_SCORERS)} checks, sample {SAMPLE_RATE:.0%}; one web process (1 thread), "
+    sender = "traces_ingest in process" if args.in_process else "one web process (1 thread)"
+    print(f"rule: {len(data.CHECK_SCORERS)} checks, sample {SAMPLE_RATE:.0%}; runs sent by {sender}, "
           f"one worker ({args.pool}); {seconds:.0f} s of ingestion")  # fmt: skip
     port = free_port()
     with open(VAR_DIR / "web.log", "w") as web_log, open(VAR_DIR / "worker.log", "w") as worker_log:
         server = server_start(port, web_log)
         worker = worker_start("online-bench", worker_log, pool=args.pool)
         try:
-            samples = _run(rule, Ingestion(f"http://127.0.0.1:{port}/v1/api/traces", key, traces), seconds, args)
+            project = rule.project if args.in_process else None
+            ingestion = Ingestion(f"http://127.0.0.1:{port}/v1/api/traces", key, traces, project)
+            _run(rule, ingestion, seconds, args)
         finally:
             server.terminate()
             worker.terminate()

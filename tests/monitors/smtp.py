@@ -20,13 +20,13 @@ class _Handler:
         self.failures, self.refuse = failures, set(refuse)
         self.tries, self.received, self.lock = {}, [], threading.Lock()
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd names it
         if address in self.refuse:
             return "550 5.1.1 No such mailbox"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd names it
         key = tuple(envelope.rcpt_tos)
         with self.lock:
             self.tries[key] = self.tries.get(key, 0) + 1

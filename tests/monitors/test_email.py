@@ -85,9 +85,7 @@ def test_an_unreachable_mail_server_is_a_transient_failure(actors, monitor_creat
     assert delivery.attempts == 1 and delivery.last_error and delivery.delivered_at is None
 
 
-def test_a_real_worker_retries_with_backoff_and_mails_each_recipient_once(
-    transactional_db, actors, monitor_create
-):
+def test_a_real_worker_retries_with_backoff_and_mails_each_recipient_once(transactional_db, actors, monitor_create):
     queue = f"test-{uuid.uuid4().hex[:12]}"
     # The deliveries are sent from this process when the alert commits: to the worker's queue.
     default_queue, current_app.conf.task_default_queue = current_app.conf.task_default_queue, queue
@@ -156,7 +154,9 @@ def test_the_form_takes_recipients_and_the_test_button_mails_them(actors):
         form = {"name": "q", "metric": "pass_rate", "scorer": "quality", "target": "0.9", "window_minutes": "60",
                 "min_runs": "30", "email_recipients": "oncall@example.com\nbad@"}  # fmt: skip
         refused = alice.post("/p/acme/monitors/", form)
-        assert refused.status_code == 400 and "email_recipients[1]: is not an e-mail address" in refused.content.decode()
+        assert (
+            refused.status_code == 400 and "email_recipients[1]: is not an e-mail address" in refused.content.decode()
+        )
         alice.post("/p/acme/monitors/", {**form, "email_recipients": "oncall@example.com"})
         monitor = Monitor.objects.get(name="q")
         assert monitor.email_recipients == ["oncall@example.com"]

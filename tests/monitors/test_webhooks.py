@@ -8,7 +8,7 @@ from django.test import override_settings
 
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Delivery
-from monitors.webhooks import DeliveryFailed, delivery_send, signature, monitor_test_message
+from monitors.webhooks import DeliveryFailed, delivery_send, monitor_test_message, signature
 from tests.live import ROOT
 from tests.monitors.conftest import runs_create
 from tests.monitors.receiver import webhook_receiver

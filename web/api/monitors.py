@@ -37,7 +37,8 @@ class MonitorIn(serializers.Serializer):
     paused = serializers.BooleanField(required=False)
     webhook_urls = serializers.JSONField(required=False, help_text="Up to 10 http(s) URLs each alert is POSTed to.")
     email_recipients = serializers.JSONField(
-        required=False, help_text="Up to 10 e-mail addresses each alert is sent to (400 while the server has no EMAIL_HOST)."
+        required=False,
+        help_text="Up to 10 e-mail addresses each alert is sent to (400 while the server has no EMAIL_HOST).",
     )
 
 
