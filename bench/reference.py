@@ -4,7 +4,11 @@ The workload (``../shared/workloads``: N deterministic agent traces x 10 checks)
 mapped onto golden cases, runs and the closest scorers (``bench/reference_data.py``).
 In one run, on a fresh PostgreSQL database, this measures:
 
-- the limit: ``limit_baseline.py`` (the plain check loop, then COPY of the score rows);
+- the limits: ``limit_db.py``, the whole job a pass must do at its minimum cost in this
+  very database after ingestion (one binary COPY out of the fields the checks need, the
+  plain check loop, a COPY of narrow score rows, committed): every pass is measured
+  against it; and ``limit_baseline.py`` (the plain check loop then a COPY, the traces
+  read from a file outside its timing), kept as a second yardstick;
 - ingestion: the runs (tool calls as tool spans) written by ``traces_ingest``, 1,000
   runs a request, in process;
 - the scoring pass: one Celery worker runs the ten checks in one pass (``json_valid``
@@ -91,6 +95,16 @@ def limit_measure(workloads, traces_path, reps):
     limit["limit_checks_per_s"] = checks / (limit["check_s"] + limit["db"]["copy_s"])
     limit["loop_us_per_check"] = limit["check_s"] / checks * 1e6
     return limit
+
+
+def limit_db_measure(workloads, reps):
+    """The whole-job limit over the ingested reference experiment: its checks/s and pass counts."""
+    out = subprocess.run(
+        [sys.executable, str(workloads / "limit_db.py"), "--dsn", PG_DSN, "--experiment", EXPERIMENT,
+         "--reps", str(reps)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return json.loads(out)
 
 
 def ingest_measure(project, traces):
@@ -336,6 +350,7 @@ def _measure_traces(args, project, report):
     if not args.only:
         report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
     report["ingest"] = ingest_measure(project, traces)
+    report["limit_db"] = limit_db_measure(args.workloads, args.reps)
     requests = data.passes(gen_traces)
     if not args.only:
         report["pass_unstored"] = passes_measure(

@@ -29,6 +29,7 @@ from checks.verdict import Check, case_decide, gate_decide, ratcheted_floor, tri
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from datasets.models import Trace
+from evalsite.background import TRANSIENT_ERRORS
 from evalsite.broker import send_or_leave_to_sweeper
 from evalsite.bulk import db_json, rows_insert
 from evalsite.errors import Invalid
@@ -41,7 +42,6 @@ from gating.gate_worker import gate_claim, holder_name, lease_kept
 from gating.models import GateCase, GateRun
 from gating.policies import baseline_record, floor_initialisable, policy_for
 from scoring.judge.calibration import advisory_reason, agreement
-from scoring.passes.services import TRANSIENT_ERRORS
 from scoring.pipeline.loading import tool_names
 from scoring.selection.catalog import catalog_for, judge_sync_cap
 from scoring.selection.outcomes import outcomes_ensure

@@ -3,7 +3,7 @@
 An evaluation holds its gate run by a lease: ``gate_claim`` takes it by compare-and-set
 (a gate run no one holds, or whose lease ran out, or that the same holder already held),
 and a worker's ``lease_kept`` renews it from a thread every third of the lease while
-the evaluation works (``evalsite.leases``, as a scoring chunk's) (scoring what is missing may call a judge for minutes). An
+the evaluation works (``evalsite.background``, as a scoring chunk's) (scoring what is missing may call a judge for minutes). An
 evaluation inside a request holds it for the request's timeout instead. A worker
 killed with SIGKILL stops renewing; once the lease runs out, ``gate_runs_resume`` (sent
 by every worker every ``sweep_interval()`` seconds) sends the gate run to a worker
@@ -16,23 +16,13 @@ The lease is ``EVALSITE_CHUNK_LEASE_SECONDS``, the same as a scoring chunk's.
 import os
 import socket
 import threading
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evalsite.leases import renewed_while
+from evalsite.background import lease, renewed_while
 from gating.models import GateRun
-
-
-def lease():
-    return timedelta(seconds=settings.EVALSITE_CHUNK_LEASE_SECONDS)
-
-
-def sweep_interval():
-    return max(1.0, min(60.0, settings.EVALSITE_CHUNK_LEASE_SECONDS / 4))
 
 
 def holder_name(kind="worker"):
@@ -59,9 +49,7 @@ def _renew(gate_run_id, holder):
 
 def lease_kept(gate_run_id, holder):
     """Renew the lease from a thread until the block ends (its own database connection)."""
-    return renewed_while(
-        lambda: _renew(gate_run_id, holder), every=lease().total_seconds() / 3, name=f"gate-lease-{gate_run_id}"
-    )
+    return renewed_while(lambda: _renew(gate_run_id, holder), name=f"gate-lease-{gate_run_id}")
 
 
 def gate_runs_resume(*, send, now=None):

@@ -13,6 +13,7 @@
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 
 import grimp
@@ -231,3 +232,54 @@ def test_no_function_is_longer_than_a_screen():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
     assert long == []
+
+
+def _doc(name):
+    return (ROOT / name).read_text()
+
+
+def test_the_architecture_doc_names_only_modules_that_exist():
+    text = _doc("docs/architecture.md")
+    paths = re.findall(r"`((?:[a-z_]+/)+[a-z_]+\.py)`", text)
+    missing = [p for p in paths if (ROOT / p.split("/")[0]).is_dir() and not (ROOT / p).exists()]
+    for row in re.findall(r"^\| `([a-z]+)`[^|]*\|(.*)$", text, flags=re.MULTILINE):
+        app, cells = row
+        own = [p for p in re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", cells) if not (ROOT / p.split("/")[0]).is_dir()]
+        names = {p.rsplit("/", 1)[-1] for p in own}
+        present = {p.name for p in (ROOT / app).rglob("*.py")}
+        missing += [f"{app}: {name}" for name in sorted(names - present)]
+    assert missing == []
+
+
+def test_the_architecture_doc_names_every_model():
+    text = _doc("docs/architecture.md")
+    models = [
+        f"{path.parent.name}.{name}"
+        for package in LAYERS
+        for path in [ROOT / package / "models.py"]
+        if path.exists()
+        for name in re.findall(r"^class (\w+)\(models\.Model\):", path.read_text(), flags=re.MULTILINE)
+    ]
+    assert [m for m in models if not re.search(rf"\b{m.split('.')[1]}\b", text)] == []
+
+
+def test_the_readme_layout_names_every_package():
+    layout = _doc("README.md").split("## Layout", 1)[1].split("```")[1]
+    listed = set(re.findall(r"^([a-z_]+)/", layout, flags=re.MULTILINE))
+    assert set(LAYERS) - listed == set()
+    assert [d for d in sorted(listed) if not (ROOT / d).is_dir()] == []
+
+
+def test_the_architecture_doc_names_every_module_of_the_apps():
+    """Each module of an app (its folder named, as ``otlp/``, covers the folder's modules)."""
+    text = _doc("docs/architecture.md")
+    unnamed = []
+    for app in [p for p in LAYERS if p not in ("web", "checks")]:
+        for path in (ROOT / app).rglob("*.py"):
+            parts = path.relative_to(ROOT / app).parts
+            if "migrations" in parts or "management" in parts or path.name in ("__init__.py", "apps.py", "wsgi.py"):
+                continue
+            folder_named = len(parts) > 1 and f"`{parts[0]}/`" in text
+            if not folder_named and not re.search(rf"\b{re.escape(path.name)}\b", text):
+                unnamed.append(f"{app}/{'/'.join(parts)}")
+    assert unnamed == []

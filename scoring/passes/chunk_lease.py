@@ -2,31 +2,19 @@
 
 ``EVALSITE_CHUNK_LEASE_SECONDS`` (default 20): a claimed chunk's ``lease_until`` is
 renewed every third of it by a thread while the chunk is worked on
-(``evalsite.leases``), so a live worker keeps its chunk however long one step takes,
+(``evalsite.background``), so a live worker keeps its chunk however long one step takes,
 and a worker killed with SIGKILL stops renewing. Every worker sweeps every quarter of
 the lease (``scoring.passes.services.passes_resume``): a dead worker's chunk is sent again
 about a lease after its last renewal, within about 30 s on the defaults.
 """
 
 import contextlib
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from evalsite.leases import renewed_while
+from evalsite.background import lease, renewed_while
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
-
-
-def lease():
-    return timedelta(seconds=settings.EVALSITE_CHUNK_LEASE_SECONDS)
-
-
-def sweep_interval():
-    """Seconds between two sweeps by a worker: a dead worker's chunk is sent again within a
-    lease and a quarter of its last renewal."""
-    return max(1.0, min(60.0, settings.EVALSITE_CHUNK_LEASE_SECONDS / 4))
 
 
 def chunk_lease_kept(chunk, token):
@@ -50,4 +38,4 @@ def chunk_lease_kept(chunk, token):
             ScoringPass.objects.filter(pk=chunk.scoring_pass_id, progressed_at__lt=now).update(progressed_at=now)
         return renewed
 
-    return renewed_while(renew, every=lease().total_seconds() / 3, name=f"chunk-lease-{chunk.pk}")
+    return renewed_while(renew, name=f"chunk-lease-{chunk.pk}")

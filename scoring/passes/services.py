@@ -42,17 +42,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections, transaction
+from django.db import close_old_connections, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from datasets.models import Experiment
+from evalsite.background import TRANSIENT_ERRORS, lease
 from evalsite.broker import send_or_leave_to_sweeper
 from scoring.judge.criteria import is_judged, outcomes_judge
 from scoring.models import ChunkStatus, PassStatus, ScoringChunk, ScoringPass
-from scoring.passes.chunk_lease import chunk_lease_kept, lease
+from scoring.passes.chunk_lease import chunk_lease_kept
 from scoring.passes.summaries import summaries_build
 from scoring.pipeline.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.pipeline.loading import experiment_names, runs_load
@@ -69,7 +70,6 @@ WRITE_BATCH_RUNS = 500
 PLAN_FLUSH_CHUNKS = 20
 # What a dry-run pass keeps per chunk of what it would have written and skipped.
 DRY_RUN_SAMPLE = 20
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 # Beyond the request timeout, the margin after which a pass run inside a request that
 # still says ``running`` is known to be abandoned (the web server kills a request after
 # its timeout plus 30 s).
