@@ -20,11 +20,21 @@ from monitors.evaluation import monitor_evaluate
 from monitors.models import Alert, Monitor
 from online.models import OnlineRule
 from online.rules import rule_tick
-from tests.online.test_online_rules import _passes, _work
+from scoring.models import PassStatus, ScoringChunk, ScoringPass
+from scoring.passes.services import chunk_score, pass_plan
 
 RUNS_PER_STEP = 20  # 120 runs an hour
 STEP_MINUTES = 10
 HOURS = 12
+
+
+def _work(rule):
+    """What a worker does with the rule's new passes: plan each, then score its chunks."""
+    pass_ids = rule.samples.filter(scoring_pass__status=PassStatus.QUEUED).values("scoring_pass")
+    for scoring_pass in ScoringPass.objects.filter(pk__in=pass_ids).order_by("pk"):
+        pass_plan(pass_id=scoring_pass.pk)
+        for chunk in ScoringChunk.objects.filter(scoring_pass=scoring_pass).order_by("ordinal"):
+            chunk_score(chunk_id=chunk.pk, token=f"task-{chunk.pk}")
 
 
 def _bad_share(hour):
@@ -69,7 +79,7 @@ def test_the_monitor_stays_quiet_while_good_fires_on_the_drift_and_resolves_afte
             runs.append(_run(f"desk-{step}-{i}", start + timedelta(minutes=minute), minute / 60))
         assert api.post("/v1/api/traces", {"traces": runs}, format="json").status_code == 201
         rule_tick(rule_id=rule.pk)  # what a worker's tick does, then its pass
-        _work(_passes(rule))
+        _work(rule)
         now = start + timedelta(minutes=(step + 1) * STEP_MINUTES)
         monitor_evaluate(monitor_id=monitor.pk, now=now)
         monitor.refresh_from_db()
