@@ -1,6 +1,6 @@
 """The house's rules, checked on the real import graph (docs/architecture.md).
 
-- Layers run one way: ``web`` → ``monitors`` → ``online`` → ``experiments`` → ``scoring`` → ``datasets`` →
+- Layers run one way: ``web`` → ``harvest`` → ``monitors`` → ``online`` → ``experiments`` → ``scoring`` → ``datasets`` →
   ``evalsite`` → ``checks``. A module imports only from its own layer and the layers
   below; an import that points up fails here with the importing line.
 - Pure modules (``checks``, the ``evalgate`` client package, the example agent) import
@@ -19,7 +19,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["web", "monitors", "online", "experiments", "scoring", "datasets", "evalsite", "checks"]
+LAYERS = ["web", "harvest", "monitors", "online", "experiments", "scoring", "datasets", "evalsite", "checks"]
 OUTSIDE = ["evalgate", "examples"]
 # Where each top-level package lives, when not in a folder of its own name.
 FOLDERS = {"evalgate": "client/evalgate"}
