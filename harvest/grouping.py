@@ -252,18 +252,24 @@ def runs_group(runs):
 
 
 def texts_vectors(texts, idf):
-    """The TF-IDF vectors of ``texts`` over a built vocabulary, as ``[{term: weight}]`` (l2-normed; {} when no
-    term of the vocabulary is in the text)."""
+    """The TF-IDF vectors of ``texts`` over a built vocabulary, as ``[{term: weight}]``, l2-normed over every
+    word of the text: a word the vocabulary lacks counts as the rarest term would, so that a text sharing
+    one common word with a group is not read as made of that word alone ({} when no term is known)."""
     if not idf:
         return [{} for _ in texts]
     vectorizer = _vectorizer(vocabulary={t: i for i, t in enumerate(idf)})
+    vectorizer.norm = None
     vectorizer.idf_ = np.fromiter(idf.values(), dtype=np.float64, count=len(idf))
     matrix = vectorizer.transform(texts).tocsr()
-    terms = list(idf)
-    return [
-        {terms[i]: float(w) for i, w in zip(matrix.indices[a:b], matrix.data[a:b], strict=True)}
-        for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:], strict=True)
-    ]
+    analyze, rarest, terms = vectorizer.build_analyzer(), max(idf.values()), list(idf)
+    vectors = []
+    for text, a, b in zip(texts, matrix.indptr[:-1], matrix.indptr[1:], strict=True):
+        unknown = Counter(token for token in analyze(text) if token not in idf)
+        unknown_sq = sum(((1 + math.log(n)) * rarest) ** 2 for n in unknown.values())
+        weights = matrix.data[a:b]
+        norm = math.sqrt(float((weights**2).sum()) + unknown_sq)
+        vectors.append({terms[i]: float(w) / norm for i, w in zip(matrix.indices[a:b], weights, strict=True)})
+    return vectors
 
 
 def cosine(vector, centroid):
@@ -284,20 +290,10 @@ def nearest(vector, centroids):
 
 
 def assign_many(texts, idf, centroids):
-    """For each text, ``(key, similarity, vector)``: the nearest centroid at ``SIMILARITY`` or more, else ``None``
-    (the run starts a group of its own, whose centroid is its ``vector``). A group started here takes the next
-    texts that are close to it, so a new kind of failure arriving in one batch becomes one group."""
-    placed, started = [], {}
-    for i, vector in enumerate(texts_vectors(texts, idf)):
+    """For each text, ``(key, similarity)`` of the nearest centroid (``{key: centroid}``) at ``SIMILARITY`` or
+    more, else ``(None, similarity)``: the run belongs to no group yet."""
+    placed = []
+    for vector in texts_vectors(texts, idf):
         key, value = nearest(vector, centroids)
-        if key is None or value < SIMILARITY:
-            new_key, new_value = nearest(vector, started)
-            if new_key is not None and new_value >= SIMILARITY:
-                placed.append((new_key, new_value, vector))
-                continue
-            if vector:
-                started[("new", i)] = vector
-            placed.append((("new", i), 1.0, vector))
-            continue
-        placed.append((key, value, vector))
+        placed.append((key, value) if key is not None and value >= SIMILARITY else (None, value))
     return placed

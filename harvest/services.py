@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from datasets.models import RunStatus, Trace
 from evalsite.models import Project
-from harvest.grouping import REPRESENTATIVES, assign_many, group_of, runs_group, signature_groups
+from harvest.grouping import REPRESENTATIVES, assign_many, runs_group, signature_groups
 from harvest.loading import failures_load
 from harvest.models import FailureGroup, FailureMember, HarvestState, SignatureVocabulary
 from scoring.models import Abstention, AbstentionKind, Score, ScoreSource
@@ -195,25 +195,26 @@ def _new_signature(project_id, signature, batch, failures):
 
 
 def _known_signature(project_id, signature, idf, batch, failures):
-    """Runs of a built signature: each to the nearest group, or to a new one; returns the runs in new groups."""
+    """Runs of a built signature: each to the nearest group; the rest grouped among themselves into new groups
+    (their new words join the vocabulary, the known ones keep their idf). Returns the runs in new groups."""
     existing = FailureGroup.objects.filter(project_id=project_id, signature=signature)
     centroids = {g.pk: g.centroid for g in existing.only("pk", "centroid")}
     placed = assign_many([f.run.text for f in batch], idf, centroids)
-    started = {}
-    for failure, (key, _, vector) in zip(batch, placed, strict=True):
-        if isinstance(key, tuple):
-            started.setdefault(key, (vector, []))[1].append(failure.run)
-    new_groups = [group_of(signature, runs, vector, [r.key for r in runs[:REPRESENTATIVES]])
-                  for vector, runs in started.values()]  # fmt: skip
-    rows = _groups_write(project_id, new_groups, failures, {})
-    ids = {key: row.pk for key, row in zip(started, rows, strict=True)}
-    pairs = [(ids.get(key, key), f.pk, similarity) for f, (key, similarity, _) in zip(batch, placed, strict=True)]
-    joined = Counter(group_id for group_id, _, _ in pairs if group_id in centroids)
+    pairs = [(key, f.pk, similarity) for f, (key, similarity) in zip(batch, placed, strict=True) if key is not None]
     _members_write(project_id, pairs, failures)
+    joined = Counter(group_id for group_id, _, _ in pairs)
     for group_id, n in joined.items():
         FailureGroup.objects.filter(pk=group_id).update(size=F("size") + n, updated_at=timezone.now())
-    _representatives_top_up([g for g in joined], pairs)
-    return sum(len(runs) for _, runs in started.values())
+    _representatives_top_up(list(joined), pairs)
+    strays = [f for f, (key, _) in zip(batch, placed, strict=True) if key is None]
+    if strays:
+        groups, vocabulary = signature_groups(signature, [f.run for f in strays])
+        rows = _groups_write(project_id, groups, failures, {})
+        _members_write(project_id, ((row.pk, key, 1.0) for row, g in zip(rows, groups) for key in g.keys), failures)
+        SignatureVocabulary.objects.filter(project_id=project_id, signature=signature).update(
+            idf={**vocabulary.idf, **idf}
+        )
+    return len(strays)
 
 
 def _representatives_top_up(group_ids, pairs):
