@@ -101,12 +101,23 @@ def _groups_write(project_id, groups, failures, kept):
 def _members_write(project_id, pairs, failures):
     FailureMember.objects.bulk_create(
         (
-            FailureMember(project_id=project_id, group_id=group_id, trace_id=pk,
-                          started_at=failures[pk].started_at, similarity=similarity)  # fmt: skip
+            FailureMember(
+                project_id=project_id,
+                group_id=group_id,
+                trace_id=pk,
+                started_at=failures[pk].started_at,
+                similarity=similarity,
+            )  # fmt: skip
             for group_id, pk, similarity in pairs
         ),
         batch_size=WRITE_BATCH,
     )
+
+
+def _groups_and_members_write(project_id, groups, failures, kept):
+    rows = _groups_write(project_id, groups, failures, kept)
+    pairs = ((row.pk, key, 1.0) for row, group in zip(rows, groups, strict=True) for key in group.keys)
+    _members_write(project_id, pairs, failures)
 
 
 def groups_build(*, project_id, now=None):
@@ -125,8 +136,7 @@ def groups_build(*, project_id, now=None):
         kept = _ids_kept(groups, old)
         FailureMember.objects.filter(project_id=project_id).delete()
         FailureGroup.objects.filter(project_id=project_id).exclude(pk__in=list(kept.values())).delete()
-        rows = _groups_write(project_id, groups, failures, kept)
-        _members_write(project_id, ((row.pk, key, 1.0) for row, g in zip(rows, groups) for key in g.keys), failures)
+        _groups_and_members_write(project_id, groups, failures, kept)
         SignatureVocabulary.objects.filter(project_id=project_id).delete()
         SignatureVocabulary.objects.bulk_create(
             SignatureVocabulary(project_id=project_id, signature=v.signature, idf=v.idf) for v in vocabularies
@@ -190,8 +200,7 @@ def _new_signature(project_id, signature, batch, failures):
     """Runs of a signature never built: grouped among themselves, with a vocabulary of their own."""
     groups, vocabulary = signature_groups(signature, [f.run for f in batch])
     SignatureVocabulary.objects.create(project_id=project_id, signature=signature, idf=vocabulary.idf)
-    rows = _groups_write(project_id, groups, failures, {})
-    _members_write(project_id, ((row.pk, key, 1.0) for row, g in zip(rows, groups) for key in g.keys), failures)
+    _groups_and_members_write(project_id, groups, failures, {})
 
 
 def _known_signature(project_id, signature, idf, batch, failures):
@@ -209,8 +218,7 @@ def _known_signature(project_id, signature, idf, batch, failures):
     strays = [f for f, (key, _) in zip(batch, placed, strict=True) if key is None]
     if strays:
         groups, vocabulary = signature_groups(signature, [f.run for f in strays])
-        rows = _groups_write(project_id, groups, failures, {})
-        _members_write(project_id, ((row.pk, key, 1.0) for row, g in zip(rows, groups) for key in g.keys), failures)
+        _groups_and_members_write(project_id, groups, failures, {})
         SignatureVocabulary.objects.filter(project_id=project_id, signature=signature).update(
             idf={**vocabulary.idf, **idf}
         )
