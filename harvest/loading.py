@@ -13,6 +13,7 @@ from datetime import datetime
 
 from checks.scorers import SCORERS
 from datasets.models import RunStatus, Span, SpanKind, Trace
+from evalsite.bulk import json_loads, json_text
 from harvest.grouping import FailingRun, error_type, input_text, signature_parts, signature_text
 from scoring.feedback import FEEDBACK_PREFIX
 from scoring.freshness import scores_fresh
@@ -41,11 +42,11 @@ def _chunks(items):
         yield items[start : start + CHUNK]
 
 
-def _scores(project_id, runs, found):
-    rows = scores_fresh(
-        Score.objects.filter(project_id=project_id, passed=False, trace__in=runs).exclude(source=ScoreSource.HUMAN)
-    ).values_list("trace_id", "scorer", "reason", "source")
-    for pk, scorer, reason, source in rows.iterator(chunk_size=CHUNK):
+def _scores(scores, found):
+    rows = scores_fresh(scores.filter(passed=False).exclude(source=ScoreSource.HUMAN)).values_list(
+        "trace_id", "scorer", "reason", "source"
+    )
+    for pk, scorer, reason, source in rows:
         failure = found.setdefault(pk, Failure(pk))
         if source == ScoreSource.FEEDBACK:
             failure.feedback.add(scorer.removeprefix(FEEDBACK_PREFIX))
@@ -55,13 +56,13 @@ def _scores(project_id, runs, found):
             failure.reasons.append((scorer, reason[:REASON_MAX]))
 
 
-def _abstentions(project_id, runs, found):
+def _abstentions(abstentions, found):
     rows = (
-        Abstention.objects.filter(project_id=project_id, kind=AbstentionKind.ABSTAINED, trace__in=runs)
+        abstentions.filter(kind=AbstentionKind.ABSTAINED)
         .exclude(scorer__in=list(SCORERS))
         .values_list("trace_id", "scorer", "reason")
     )
-    for pk, scorer, reason in rows.iterator(chunk_size=CHUNK):
+    for pk, scorer, reason in rows:
         failure = found.setdefault(pk, Failure(pk))
         failure.abstained.add(scorer)
         failure.reasons.append((f"abstained:{scorer}", reason))
@@ -74,8 +75,13 @@ def _runs_and_tools(found):
         spans = Span.objects.filter(trace_id__in=chunk, kind=SpanKind.TOOL).order_by("trace_id", "started_at", "id")
         for pk, name in spans.values_list("trace_id", "name"):
             tools.setdefault(pk, []).append(name)
-        rows = Trace.objects.filter(pk__in=chunk).values_list("pk", "input", "status", "error", "started_at")
-        for pk, value, status, error, started_at in rows:
+        rows = (
+            Trace.objects.filter(pk__in=chunk)
+            .annotate(input_text=json_text("input"))
+            .values_list("pk", "input_text", "status", "error", "started_at")
+        )
+        for pk, text, status, error, started_at in rows:
+            value = json_loads(text)
             failure = found[pk]
             failure.started_at = started_at
             kind = error_type(status, error) if status == RunStatus.ERROR else ""
@@ -88,14 +94,26 @@ def _runs_and_tools(found):
             failure.run = FailingRun(pk, signature_text(failure.parts), input_text(value), tuple(failure.reasons))
 
 
-def failures_load(*, project_id, runs):
-    """``{trace pk: Failure}`` of the failing production runs among ``runs`` (a ``Trace`` queryset), in pk order."""
-    runs = runs.filter(project_id=project_id, experiment__isnull=True)
-    found = {}
-    _scores(project_id, runs.values("pk"), found)
-    _abstentions(project_id, runs.values("pk"), found)
-    for pk in runs.filter(status=RunStatus.ERROR).values_list("pk", flat=True).iterator(chunk_size=CHUNK):
+def _read(project_id, since, pks, found):
+    production = {"project_id": project_id, "trace__experiment__isnull": True, "trace__started_at__gte": since}
+    if pks is not None:
+        production["trace_id__in"] = pks
+    _scores(Score.objects.filter(**production), found)
+    _abstentions(Abstention.objects.filter(**production), found)
+    runs = Trace.objects.filter(project_id=project_id, experiment__isnull=True, started_at__gte=since)
+    runs = runs.filter(pk__in=pks) if pks is not None else runs
+    for pk in runs.filter(status=RunStatus.ERROR).values_list("pk", flat=True):
         found.setdefault(pk, Failure(pk)).errored = True
+
+
+def failures_load(*, project_id, since, pks=None):
+    """``{trace pk: Failure}`` of the project's failing production runs started at ``since`` or later (among
+    the trace pks ``pks`` when given), in pk order."""
+    found = {}
+    if pks is None:
+        _read(project_id, since, None, found)
+    for chunk in _chunks(sorted(pks or ())):
+        _read(project_id, since, chunk, found)
     found = dict(sorted(found.items()))
     _runs_and_tools(found)
     return {pk: failure for pk, failure in found.items() if failure.run is not None}

@@ -29,6 +29,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from datasets.models import RunStatus, Trace
+from evalsite.bulk import datetime_adapter, rows_insert
 from evalsite.models import Project
 from harvest.grouping import REPRESENTATIVES, assign_many, runs_group, signature_groups
 from harvest.loading import failures_load
@@ -41,6 +42,7 @@ TICK_BATCH = 20_000
 STRAYS_MIN = 200
 STRAYS_SHARE = 0.1
 WRITE_BATCH = 5_000
+MEMBER_COLUMNS = ("project_id", "group_id", "trace_id", "started_at", "similarity")
 
 
 def _state_locked(project_id):
@@ -99,19 +101,13 @@ def _groups_write(project_id, groups, failures, kept):
 
 
 def _members_write(project_id, pairs, failures):
-    FailureMember.objects.bulk_create(
-        (
-            FailureMember(
-                project_id=project_id,
-                group_id=group_id,
-                trace_id=pk,
-                started_at=failures[pk].started_at,
-                similarity=similarity,
-            )  # fmt: skip
-            for group_id, pk, similarity in pairs
-        ),
-        batch_size=WRITE_BATCH,
-    )
+    """Write ``(group id, trace pk, similarity)`` rows in bulk (COPY on PostgreSQL)."""
+    adapt = datetime_adapter()
+    rows = [
+        (project_id, group_id, pk, adapt(failures[pk].started_at), similarity) for group_id, pk, similarity in pairs
+    ]
+    for start in range(0, len(rows), WRITE_BATCH):
+        rows_insert(FailureMember._meta.db_table, MEMBER_COLUMNS, rows[start : start + WRITE_BATCH])
 
 
 def _groups_and_members_write(project_id, groups, failures, kept):
@@ -128,7 +124,7 @@ def groups_build(*, project_id, now=None):
     were *before* the runs were read, so runs scored meanwhile are placed by the next tick.
     """
     marks = _marks(project_id)
-    failures = failures_load(project_id=project_id, runs=Trace.objects.filter(started_at__gte=_horizon(now)))
+    failures = failures_load(project_id=project_id, since=_horizon(now))
     groups, vocabularies = runs_group([failure.run for failure in failures.values()])
     with transaction.atomic():
         state = _state_locked(project_id)
@@ -241,8 +237,7 @@ def groups_update(*, project_id, now=None):
         touched, marks = _touched(project_id, state)
         failures = {}
         if touched:
-            runs = Trace.objects.filter(pk__in=list(touched), started_at__gte=_horizon(now))
-            failures = failures_load(project_id=project_id, runs=runs)
+            failures = failures_load(project_id=project_id, since=_horizon(now), pks=touched)
         to_place = _moved(project_id, failures) if failures else []
         by_signature = {}
         for failure in to_place:
