@@ -96,8 +96,8 @@ def runs_ingest(project, dataset, experiment, count, *, failing_every=0):
 
 def gate_time(project, dataset, experiment):
     from datasets.experiments import experiment_get
-    from experiments.gating import gate_evaluate
-    from experiments.models import GateRun
+    from gating.evaluation import gate_evaluate
+    from gating.models import GateRun
 
     gate_run = GateRun.objects.create(
         project=project, dataset=dataset, experiment=experiment_get(project=project, name=experiment)
@@ -151,7 +151,7 @@ def main():
     from django.db import connection
 
     from evalsite.projects import project_create
-    from experiments.comparison import experiments_compare
+    from gating.comparison import experiments_compare
     from scoring.models import Score
 
     project = project_create(slug="bench", name="bench")

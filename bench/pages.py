@@ -73,8 +73,8 @@ def experiment_ingest(project, experiment, *, wrong_every=0):
 def data_build(total_runs):
     from datasets.experiments import experiment_get
     from datasets.models import Dataset, GoldenCase
-    from experiments.gating import gate_evaluate
-    from experiments.models import GatePolicy, GateRun
+    from gating.evaluation import gate_evaluate
+    from gating.models import GatePolicy, GateRun
     from tests.base import actors_create
 
     actors = actors_create()

@@ -4,7 +4,11 @@ The workload (``../shared/workloads``: N deterministic agent traces x 10 checks)
 mapped onto golden cases, runs and the closest scorers (``bench/reference_data.py``).
 In one run, on a fresh PostgreSQL database, this measures:
 
-- the limit: ``limit_baseline.py`` (the plain check loop, then COPY of the score rows);
+- the limits: ``limit_db.py``, the whole job a pass must do at its minimum cost in this
+  very database after ingestion (one binary COPY out of the fields the checks need, the
+  plain check loop, a COPY of narrow score rows, committed): every pass is measured
+  against it; and ``limit_baseline.py`` (the plain check loop then a COPY, the traces
+  read from a file outside its timing), kept as a second yardstick;
 - ingestion: the runs (tool calls as tool spans) written by ``traces_ingest``, 1,000
   runs a request, in process;
 - the scoring pass: one Celery worker runs the ten checks in one pass (``json_valid``
@@ -93,6 +97,16 @@ def limit_measure(workloads, traces_path, reps):
     return limit
 
 
+def limit_db_measure(workloads, reps):
+    """The whole-job limit over the ingested reference experiment: its checks/s and pass counts."""
+    out = subprocess.run(
+        [sys.executable, str(workloads / "limit_db.py"), "--dsn", PG_DSN, "--experiment", EXPERIMENT,
+         "--reps", str(reps)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return json.loads(out)
+
+
 def ingest_measure(project, traces):
     from datasets.ingestion import traces_ingest
 
@@ -108,7 +122,7 @@ def ingest_measure(project, traces):
 def pass_run(project, scorers, config, queue):
     """Start a pass over the reference experiment and wait for it; ``(pass, seconds)``."""
     from scoring.models import PassStatus, ScoringPass
-    from scoring.passes import pass_start
+    from scoring.passes.services import pass_start
 
     started = time.perf_counter()
     scoring_pass = pass_start(
@@ -163,10 +177,10 @@ def engine_measure(project, requests, reps, workloads, traces):
     the rounds' ratios.
     """
     from datasets.models import Trace
-    from scoring.catalog import catalog_for
-    from scoring.engine import outcomes_compute
-    from scoring.loading import runs_load
-    from scoring.requests import plan_of
+    from scoring.pipeline.engine import outcomes_compute
+    from scoring.pipeline.loading import runs_load
+    from scoring.selection.catalog import catalog_for
+    from scoring.selection.requests import plan_of
 
     pks = list(Trace.objects.filter(experiment__name=EXPERIMENT).values_list("pk", flat=True))
     runs = [run for start in range(0, len(pks), 1000) for run in runs_load(pks[start : start + 1000])]
@@ -232,7 +246,7 @@ def compare_measure(project, runs, reps):
     """Compare from the summaries a pass leaves, and from the scores (a summary dropped by a change)."""
     from django.db import connection
 
-    from scoring.score_summaries import summaries_build
+    from scoring.passes.summaries import summaries_build
 
     scorers = list(data.CHECK_SCORERS)  # ten score columns per run, named after the checks
     base = data.compare_side(project, "compare-base", runs, scorers, 0.9)
@@ -256,7 +270,7 @@ def compare_measure(project, runs, reps):
 
 def _compare_timed(base, candidate, reps):
     """(median seconds, answer) of ``reps`` compares."""
-    from experiments.comparison import experiments_compare
+    from gating.comparison import experiments_compare
 
     timings = []
     for _ in range(reps):
@@ -271,7 +285,7 @@ def profile_pass(project, scorers, config):
     from django.db import connection
 
     from scoring.models import ScoringChunk
-    from scoring.passes import chunk_score, pass_plan, pass_start
+    from scoring.passes.services import chunk_score, pass_plan, pass_start
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE scoring_score, scoring_abstention")
@@ -336,6 +350,7 @@ def _measure_traces(args, project, report):
     if not args.only:
         report["limit"] = limit_measure(args.workloads, traces_path, args.reps)
     report["ingest"] = ingest_measure(project, traces)
+    report["limit_db"] = limit_db_measure(args.workloads, args.reps)
     requests = data.passes(gen_traces)
     if not args.only:
         report["pass_unstored"] = passes_measure(

@@ -54,7 +54,7 @@ def cpu_seconds(pid):
     return total / os.sysconf("SC_CLK_TCK")
 
 
-GOAL = "goal ≥ 25%"
+GOAL = "goal ≥ 35%, then 50%"
 PASS_TITLES = (
     ("pass_deployed", "scoring pass, 10 checks, one worker as the Procfile starts it (2 processes)", GOAL),
     ("pass", "scoring pass, 10 checks, one worker of one process (solo pool)", GOAL),
@@ -63,19 +63,34 @@ PASS_TITLES = (
 )  # fmt: skip
 
 
-def _pass_figure(p, limit, title, note):
-    share = p["checks_per_s"] / limit["limit_checks_per_s"]
+def pass_share(p, limit_db):
+    """A pass's checks/s as a share of the whole-job limit measured in the same run."""
+    return p["checks_per_s"] / limit_db["checks_per_s"]
+
+
+def _pass_figure(p, limit_db, limit, title, note):
     return (
         title,
         f"{p['checks_per_s']:,.0f} checks/s ({' + '.join(f'{s} s' for s in p['seconds'])}; worker CPU {p['worker_cpu']:.1f} s)",
-        f"check + COPY limit {limit['limit_checks_per_s']:,.0f} checks/s", f"**{share:.1%}** ({note})",
+        f"whole-job limit {limit_db['checks_per_s']:,.0f} checks/s (check + COPY only: {limit['limit_checks_per_s']:,.0f})",
+        f"**{pass_share(p, limit_db):.1%}** ({note}; {p['checks_per_s'] / limit['limit_checks_per_s']:.1%} of check + COPY)",
+    )  # fmt: skip
+
+
+def _limit_db_figure(limit_db):
+    steps = limit_db["no_index"]
+    return (
+        "the whole-job limit itself (read, check, write; median)",
+        f"{steps['total']:.2f} s: read {steps['read']:.2f} s, check {steps['check']:.2f} s, write {steps['write']:.2f} s",
+        f"with a primary key on the scores {limit_db['with_pk']['checks_per_s']:,.0f} checks/s", "",
     )  # fmt: skip
 
 
 def _figures(r):
-    limit, engine, gate, compare = r["limit"], r["engine"], r["gate"], r["compare"]
+    limit, limit_db, engine, gate, compare = r["limit"], r["limit_db"], r["engine"], r["gate"], r["compare"]
     return [
-        *(_pass_figure(r[key], limit, title, note) for key, title, note in PASS_TITLES),
+        *(_pass_figure(r[key], limit_db, limit, title, note) for key, title, note in PASS_TITLES),
+        _limit_db_figure(limit_db),
         ("scorer engine over runs in memory", f"{engine['us_per_check']:.2f} µs/check (median of {engine['rounds']})",
          f"plain loop {engine['loop_us_per_check']:.2f} µs/check, in turns with it",
          f"**{engine['ratio']:.1f}x** (goal ≤ 5 µs, about 2.9x a 1.7 µs loop)"),
@@ -111,6 +126,8 @@ def report_markdown(r):
             for check, expected in r["limit"]["pass_counts"].items()
         ),
         *(_reference_line(r) if r["limit"]["n"] == 10_000 else ()),
+        "",
+        f"The whole-job limit's counts {'equal' if r['limit_db']['pass_counts'] == r['limit']['pass_counts'] else 'DIFFER from'} the plain loop's.",
         "",
         "cProfile of the pass (ten checks) run in the benchmark's process, own time:",
         "",

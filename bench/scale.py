@@ -49,7 +49,7 @@ from evalsite.models import Heartbeat  # noqa: E402
 from evalsite.projects import project_create  # noqa: E402
 from evalsite.tasks import heartbeat  # noqa: E402
 from scoring.models import Abstention, PassStatus, Score, ScoringChunk, ScoringPass  # noqa: E402
-from scoring.passes import pass_start  # noqa: E402
+from scoring.passes.services import pass_start  # noqa: E402
 
 SCORERS = [*BUILTIN_IDS, *AGENT_CHECK_IDS]
 CONFIG = {

@@ -59,11 +59,11 @@ from checks.scorers import AGENT_CHECK_IDS, BUILTIN_IDS  # noqa: E402
 from datasets.ingestion import traces_ingest  # noqa: E402
 from datasets.models import Dataset, GoldenCase  # noqa: E402
 from evalsite.projects import project_create  # noqa: E402
-from scoring.catalog import catalog_for  # noqa: E402
-from scoring.engine import ScoringPlan, outcomes_compute  # noqa: E402
-from scoring.loading import runs_load  # noqa: E402
 from scoring.models import PassStatus, Score, ScoringPass  # noqa: E402
-from scoring.passes import pass_start  # noqa: E402
+from scoring.passes.services import pass_start  # noqa: E402
+from scoring.pipeline.engine import ScoringPlan, outcomes_compute  # noqa: E402
+from scoring.pipeline.loading import runs_load  # noqa: E402
+from scoring.selection.catalog import catalog_for  # noqa: E402
 
 SCORERS = [*BUILTIN_IDS, *AGENT_CHECK_IDS]
 # The request's config; runs linked to a case take the case's instead where it has one.

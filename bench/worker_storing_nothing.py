@@ -19,7 +19,7 @@ def _store_nothing(**kwargs):
     import django
 
     django.setup()
-    from scoring import writer
+    from scoring.pipeline import writer
 
     writer._rows_write = lambda *args, **kwargs: None
 

@@ -8,6 +8,11 @@ reproduces the failure. Such a case has ``expected_output = null`` ("needs expec
 answer") until a reviewer writes one, or the request gives one. With
 ``use_output_as_expected: true`` the run's answer becomes the expected answer.
 
+The API and the pages never call this module directly: they go through the capture
+guard, ``scoring.review.capture_guard.cases_capture_guarded``, which first refuses (or
+skips) a run that failed a check when its answer would become the reference, then
+calls ``cases_capture`` here. The guard sits in ``scoring`` because it reads scores.
+
 Capturing a run that the dataset already holds returns the existing case unchanged
 (no twin, no update): the request is safe to retry.
 """

@@ -3,7 +3,7 @@
 A request that stored work (a pass, a gate run) and then cannot reach the broker must
 not answer 500 over what it stored: the work stays queued in the database, the answer
 is the usual 202, and the sweeper every worker runs sends it once the broker is back
-(``scoring.passes.passes_resume``, ``experiments.gate_worker.gate_runs_resume``).
+(``scoring.passes.services.passes_resume``, ``gating.gate_worker.gate_runs_resume``).
 """
 
 import logging

@@ -13,7 +13,7 @@ class Project(models.Model):
     # Records (runs, scores) the project may write per minute; 0 means no ceiling.
     quota_per_minute = models.PositiveIntegerField(default=0)
     # Runs are deleted this many days after they were ingested, except the ones that
-    # must stay (experiments.retention); None keeps every run forever.
+    # must stay (lifecycle.retention); None keeps every run forever.
     retention_days = models.PositiveIntegerField(null=True, blank=True)
     # Web page origins (https://app.example.com) that may send end users' feedback from
     # a browser (CORS, evalsite.origins); empty: none, only servers may.

@@ -37,9 +37,10 @@ INSTALLED_APPS = [
     "evalsite",
     "datasets",
     "scoring",
-    "experiments",
+    "gating",
     "online",
     "monitors",
+    "lifecycle",
     "harvest",
     "web",
     "axes",
@@ -146,7 +147,7 @@ EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 3
 EVALSITE_GC_THRESHOLD = env_int("EVALSITE_GC_THRESHOLD", 20_000, minimum=100)
 # Most runs one worker pass may judge: each is a paid model call per criterion (docs/judge.md).
 EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, minimum=1)
-# Limits of a project archive import (experiments.archive_members): bytes one member and
+# Limits of a project archive import (lifecycle.archive_members): bytes one member and
 # all members may inflate to, and how many times its compressed size a member may grow.
 EVALSITE_ARCHIVE_MAX_MEMBER_BYTES = env_int("EVALSITE_ARCHIVE_MAX_MEMBER_BYTES", 512 * 1024 * 1024, minimum=1024)
 EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = env_int("EVALSITE_ARCHIVE_MAX_TOTAL_BYTES", 1024 * 1024 * 1024, minimum=1024)
@@ -264,7 +265,7 @@ EVALSITE_ONLINE_TICK_SECONDS = env_int("EVALSITE_ONLINE_TICK_SECONDS", 5, minimu
 # Seconds between two looks of the failure groups at the runs scored since (harvest.tasks).
 EVALSITE_HARVEST_TICK_SECONDS = env_int("EVALSITE_HARVEST_TICK_SECONDS", 30, minimum=1, maximum=3600)
 EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
-# Seconds between two retention sweeps sent by each worker (experiments.retention);
+# Seconds between two retention sweeps sent by each worker (lifecycle.retention);
 # each sweep deletes at most a bounded number of expired runs per project.
 EVALSITE_RETENTION_SWEEP_SECONDS = env_int("EVALSITE_RETENTION_SWEEP_SECONDS", 3600, minimum=1)
 # Seconds between two evaluations of every monitor (docs/monitors.md), sent by Celery

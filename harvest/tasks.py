@@ -7,19 +7,11 @@ transaction under the project's state lock, so a tick killed midway is done agai
 the next, and ticks on several workers at once wait for each other.
 """
 
-import logging
-
 from celery import shared_task
-from celery.signals import worker_ready
 from django.conf import settings
 
+from evalsite.background import RETRY, worker_timer
 from harvest.services import groups_build, harvest_tick_all
-from scoring.passes import TRANSIENT_ERRORS
-from scoring.tasks import worker_queues
-
-logger = logging.getLogger(__name__)
-
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8}
 
 
 @shared_task(name="harvest.tick", routine=True, **RETRY)
@@ -32,15 +24,4 @@ def groups_build_task(project_id):
     return groups_build(project_id=project_id)
 
 
-@worker_ready.connect
-def harvest_ticker_start(sender, **kwargs):
-    consumer = sender
-    queue = worker_queues(consumer)[0]
-
-    def tick():
-        try:
-            harvest_tick_task.apply_async(queue=queue)
-        except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
-            logger.exception("could not send harvest.tick")
-
-    consumer.timer.call_repeatedly(settings.EVALSITE_HARVEST_TICK_SECONDS, tick)
+worker_timer(harvest_tick_task, every=lambda: settings.EVALSITE_HARVEST_TICK_SECONDS, queues="first")

@@ -10,7 +10,7 @@ from django.db import transaction
 from evalsite.errors import Invalid
 from monitors.models import Monitor
 from monitors.monitor_rules import FIELDS, monitor_fields
-from scoring.queue import queue_for_runs
+from scoring.review.queue import queue_for_runs
 
 
 def alert_queue_open(*, alert, by=None):

@@ -9,11 +9,12 @@ transient failure, ``DELIVERY_TRIES`` attempts at most (``monitors.webhooks``).
 from celery import shared_task
 from django.conf import settings
 
+from evalsite.background import RETRY as BACKGROUND_RETRY
+from evalsite.background import TRANSIENT_ERRORS
 from monitors.evaluation import monitor_evaluate, monitors_due
 from monitors.webhooks import DELIVER_TASK, DELIVERY_TRIES, DeliveryFailed, delivery_send
-from scoring.passes import TRANSIENT_ERRORS
 
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 5}
+RETRY = {**BACKGROUND_RETRY, "max_retries": 5}
 
 
 @shared_task(name="monitors.evaluate_all", **RETRY)

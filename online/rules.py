@@ -22,8 +22,8 @@ from datasets.models import Trace
 from evalsite.errors import Invalid, NotFound
 from online.models import OnlineRule, OnlineSample
 from scoring.models import Abstention, ScoringPass
-from scoring.passes import pass_start
-from scoring.requests import score_request_read
+from scoring.passes.services import pass_start
+from scoring.selection.requests import score_request_read
 
 # Run ids looked at again below the high-water mark: a run whose transaction committed
 # after a later one is still seen. A tick reads at most TICK_BATCH runs per rule, more

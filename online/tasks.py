@@ -6,20 +6,12 @@ separate scheduler to run). Ticks are safe to run at once on
 several workers: each rule is ticked under its row lock and records each run once.
 """
 
-import logging
-
 from celery import shared_task
-from celery.signals import worker_ready
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
+from evalsite.background import RETRY, worker_timer
 from online.rules import rule_backfill, rules_tick
-from scoring.passes import TRANSIENT_ERRORS
-from scoring.tasks import worker_queues
-
-logger = logging.getLogger(__name__)
-
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8}
 
 
 @shared_task(name="online.rules_tick", routine=True, **RETRY)
@@ -34,16 +26,5 @@ def rule_backfill_task(rule_id, started_from, started_to):
     )
 
 
-@worker_ready.connect
-def online_ticker_start(sender, **kwargs):
-    consumer = sender
-    # The tick, and the passes it starts, go to a queue this worker reads.
-    queue = worker_queues(consumer)[0]
-
-    def tick():
-        try:
-            rules_tick_task.apply_async(kwargs={"queue": queue}, queue=queue)
-        except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
-            logger.exception("could not send online.rules_tick")
-
-    consumer.timer.call_repeatedly(settings.EVALSITE_ONLINE_TICK_SECONDS, tick)
+# The tick, and the passes it starts, go to a queue this worker reads.
+worker_timer(rules_tick_task, every=lambda: settings.EVALSITE_ONLINE_TICK_SECONDS, queues="first", queue_argument=True)

@@ -13,7 +13,7 @@ from checks.scorers import SCORERS
 from scoring.judge.admin import JudgeConfigAdmin
 from scoring.labels import LABEL_PREFIX
 from scoring.models import Abstention, JudgeConfig, LabelConfig, Score, ScoringChunk, ScoringPass
-from scoring.review import abstentions_mark_reviewed, abstentions_rescore
+from scoring.passes.rescore import abstentions_mark_reviewed, abstentions_rescore
 
 
 class ScorerFilter(admin.SimpleListFilter):

@@ -3,7 +3,7 @@
 A run's ``revision`` is bumped by ingestion when its content changes after it was
 stored (a late OpenTelemetry span); a score keeps the ``run_revision`` it was computed
 on. A score is *fresh* while the two agree and *stale* once the run moved on: reads
-leave stale scores out, and the next pass replaces them (``scoring.writer``).
+leave stale scores out, and the next pass replaces them (``scoring.pipeline.writer``).
 Only runs whose revision is above 1 can have stale scores, so the check looks only at
 those (a partial index keeps them), whatever the size of the score table.
 """

@@ -20,7 +20,7 @@ class Score(models.Model):
     only what is missing. ``experiment`` and ``case`` are copied from the run so that
     comparisons and the gate aggregate scores without joining runs.
 
-    Scores are the largest table, written in bulk by one writer (``scoring.writer``)
+    Scores are the largest table, written in bulk by one writer (``scoring.pipeline.writer``)
     while it holds a lock on each run it writes for. The columns copied from the run
     or the pass (project, experiment, case, pass) carry no database constraint and no
     index of their own: the referential check of each one costs about as much as

@@ -1,6 +1,6 @@
-"""Celery entry points of scoring passes: thin wrappers over ``scoring.passes``.
+"""Celery entry points of scoring passes: thin wrappers over ``scoring.passes.services``.
 
-Every task takes ids only and is safe to run twice (see ``scoring.passes``), which is
+Every task takes ids only and is safe to run twice (see ``scoring.passes.services``), which is
 what makes the global ``acks_late`` and ``reject_on_worker_lost`` settings safe: a
 message whose worker died is delivered again and continues the pass. Transient
 database errors are retried with backoff; anything else is final (the service has
@@ -12,20 +12,13 @@ on any broker, including the filesystem one that never redelivers; and
 ``scoring.feedback_pending_sweep`` every ``EVALSITE_RETENTION_SWEEP_SECONDS`` (an hour).
 """
 
-import logging
-
 from celery import shared_task
-from celery.signals import worker_ready
 from django.conf import settings
 
-from scoring.chunk_lease import sweep_interval
+from evalsite.background import RETRY, sweep_interval, worker_timer
 from scoring.feedback import feedback_pending_sweep
-from scoring.passes import TRANSIENT_ERRORS, chunk_score, pass_plan, passes_resume
-from scoring.score_summaries import summaries_build
-
-logger = logging.getLogger(__name__)
-
-RETRY = {"autoretry_for": TRANSIENT_ERRORS, "retry_backoff": 2, "retry_backoff_max": 60, "max_retries": 8}
+from scoring.passes.services import chunk_score, pass_plan, passes_resume
+from scoring.passes.summaries import summaries_build
 
 
 @shared_task(name="scoring.pass_plan", **RETRY)
@@ -55,39 +48,5 @@ def feedback_pending_sweep_task():
     return feedback_pending_sweep()
 
 
-@worker_ready.connect
-def feedback_sweeper_start(sender, **kwargs):
-    """Send ``feedback_pending_sweep`` every ``EVALSITE_RETENTION_SWEEP_SECONDS`` to this worker's queue."""
-    queue = sender.app.conf.task_default_queue
-
-    def sweep():
-        try:
-            feedback_pending_sweep_task.apply_async(queue=queue)
-        except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
-            logger.exception("could not send scoring.feedback_pending_sweep")
-
-    sender.timer.call_repeatedly(settings.EVALSITE_RETENTION_SWEEP_SECONDS, sweep)
-
-
-def worker_queues(consumer):
-    """The queues a ready worker reads (the default queue when it names none), sorted."""
-    task_consumer = getattr(consumer, "task_consumer", None)
-    queues = sorted({q.name for q in task_consumer.queues}) if task_consumer else []
-    return queues or [consumer.app.conf.task_default_queue]
-
-
-@worker_ready.connect
-def sweeper_start(sender, **kwargs):
-    """Send ``passes_resume`` now and every ``sweep_interval()`` s to the queues this worker reads."""
-    consumer = sender
-    queues = worker_queues(consumer)
-
-    def sweep():
-        for queue in queues:
-            try:
-                passes_resume_task.apply_async(queue=queue)
-            except Exception:  # a broker hiccup must not stop the timer; the next tick tries again
-                logger.exception("could not send scoring.passes_resume to %s", queue)
-
-    sweep()
-    consumer.timer.call_repeatedly(sweep_interval(), sweep)
+worker_timer(passes_resume_task, every=sweep_interval, at_start=True)
+worker_timer(feedback_pending_sweep_task, every=lambda: settings.EVALSITE_RETENTION_SWEEP_SECONDS, queues="default")

@@ -1,6 +1,7 @@
 """The house's rules, checked on the real import graph (docs/architecture.md).
 
-- Layers run one way: ``web`` → ``harvest`` → ``monitors`` → ``online`` → ``experiments`` → ``scoring`` → ``datasets`` →
+- Layers run one way: ``web`` → ``harvest`` → ``lifecycle`` → ``monitors`` → ``online`` → ``gating`` → ``scoring`` →
+  ``datasets`` →
   ``evalsite`` → ``checks``. A module imports only from its own layer and the layers
   below; an import that points up fails here with the importing line.
 - Pure modules (``checks``, the ``evalgate`` client package, the example agent) import
@@ -13,13 +14,14 @@
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 
 import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["web", "harvest", "monitors", "online", "experiments", "scoring", "datasets", "evalsite", "checks"]
+LAYERS = ["web", "harvest", "lifecycle", "monitors", "online", "gating", "scoring", "datasets", "evalsite", "checks"]
 OUTSIDE = ["evalgate", "examples"]
 # Where each top-level package lives, when not in a folder of its own name.
 FOLDERS = {"evalgate": "client/evalgate"}
@@ -29,10 +31,34 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
 
+# Inside ``scoring``, its families from top to bottom: the passes (workers, the request's
+# scoring, summaries), human review (the queue, the capture guard), what a request may
+# select (scorers, runs, the gate's outcomes), the judge, the pipeline a pass runs
+# (load, score, write), and the records every family reads and writes. Entry points
+# (``tasks``, ``admin``) sit above them all.
+SCORING_FLOORS = [
+    "passes",
+    "review",
+    "selection",
+    "judge",
+    "pipeline",
+    "selectors",
+    {"feedback", "labels"},
+    {"score_configs", "freshness"},
+    "models",
+]
+
+
+def graph_build(packages):
+    """The import graph of ``packages``; one that cannot be imported fails, never passes unchecked."""
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    assert missing == [], f"not importable, so its rules would pass unchecked: {missing}"
+    return grimp.build_graph(*packages, include_external_packages=True)
+
+
 @pytest.fixture(scope="module")
 def graph():
-    present = [p for p in [*LAYERS, *OUTSIDE] if importlib.util.find_spec(p) is not None]
-    return grimp.build_graph(*present, include_external_packages=True)
+    return graph_build([*LAYERS, *OUTSIDE])
 
 
 def layer_violations(graph):
@@ -63,6 +89,23 @@ def test_an_upward_import_is_reported_with_its_line():
     assert "datasets.run_selectors:7 imports scoring.models (datasets may not depend on scoring)" in layer_violations(
         graph
     )
+
+
+def test_scoring_families_import_down_only(graph):
+    illegal = graph.find_illegal_dependencies_for_layers(layers=SCORING_FLOORS, containers={"scoring"})
+    assert sorted(f"{d.importer} -> {d.imported}" for d in illegal) == []
+
+
+def test_an_upward_import_inside_scoring_is_reported():
+    graph = grimp.build_graph("scoring")
+    graph.add_import(importer="scoring.pipeline.engine", imported="scoring.passes.services")
+    illegal = graph.find_illegal_dependencies_for_layers(layers=SCORING_FLOORS, containers={"scoring"})
+    assert [(d.importer, d.imported) for d in illegal] == [("scoring.pipeline", "scoring.passes")]
+
+
+def test_a_missing_package_fails_the_house_rules():
+    with pytest.raises(AssertionError, match="no_such_layer"):
+        graph_build(["checks", "no_such_layer"])
 
 
 def _modules(graph, package):
@@ -138,7 +181,7 @@ def import_cycles(graph):
 def test_no_import_cycle_but_a_service_enqueueing_its_own_task(graph):
     def allowed(group):
         tasks = [m for m in group if m.endswith(".tasks")]
-        return len(group) == 2 and len(tasks) == 1 and group[0].rsplit(".", 1)[0] == group[1].rsplit(".", 1)[0]
+        return len(group) == 2 and len(tasks) == 1 and group[0].split(".")[0] == group[1].split(".")[0]
 
     assert [group for group in import_cycles(graph) if not allowed(group)] == []
 
@@ -190,3 +233,54 @@ def test_no_function_is_longer_than_a_screen():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
     assert long == []
+
+
+def _doc(name):
+    return (ROOT / name).read_text()
+
+
+def test_the_architecture_doc_names_only_modules_that_exist():
+    text = _doc("docs/architecture.md")
+    paths = re.findall(r"`((?:[a-z_]+/)+[a-z_]+\.py)`", text)
+    missing = [p for p in paths if (ROOT / p.split("/")[0]).is_dir() and not (ROOT / p).exists()]
+    for row in re.findall(r"^\| `([a-z]+)`[^|]*\|(.*)$", text, flags=re.MULTILINE):
+        app, cells = row
+        own = [p for p in re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", cells) if not (ROOT / p.split("/")[0]).is_dir()]
+        names = {p.rsplit("/", 1)[-1] for p in own}
+        present = {p.name for p in (ROOT / app).rglob("*.py")}
+        missing += [f"{app}: {name}" for name in sorted(names - present)]
+    assert missing == []
+
+
+def test_the_architecture_doc_names_every_model():
+    text = _doc("docs/architecture.md")
+    models = [
+        f"{path.parent.name}.{name}"
+        for package in LAYERS
+        for path in [ROOT / package / "models.py"]
+        if path.exists()
+        for name in re.findall(r"^class (\w+)\(models\.Model\):", path.read_text(), flags=re.MULTILINE)
+    ]
+    assert [m for m in models if not re.search(rf"\b{m.split('.')[1]}\b", text)] == []
+
+
+def test_the_readme_layout_names_every_package():
+    layout = _doc("README.md").split("## Layout", 1)[1].split("```")[1]
+    listed = set(re.findall(r"^([a-z_]+)/", layout, flags=re.MULTILINE))
+    assert set(LAYERS) - listed == set()
+    assert [d for d in sorted(listed) if not (ROOT / d).is_dir()] == []
+
+
+def test_the_architecture_doc_names_every_module_of_the_apps():
+    """Each module of an app (its folder named, as ``otlp/``, covers the folder's modules)."""
+    text = _doc("docs/architecture.md")
+    unnamed = []
+    for app in [p for p in LAYERS if p not in ("web", "checks")]:
+        for path in (ROOT / app).rglob("*.py"):
+            parts = path.relative_to(ROOT / app).parts
+            if "migrations" in parts or "management" in parts or path.name in ("__init__.py", "apps.py", "wsgi.py"):
+                continue
+            folder_named = len(parts) > 1 and f"`{parts[0]}/`" in text
+            if not folder_named and not re.search(rf"\b{re.escape(path.name)}\b", text):
+                unnamed.append(f"{app}/{'/'.join(parts)}")
+    assert unnamed == []

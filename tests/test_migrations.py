@@ -94,7 +94,7 @@ def test_a_database_on_the_old_schema_migrates_with_every_row():
 
     from datasets.models import Experiment, Trace
     from evalsite.models import ApiKey, Heartbeat, Membership, Project, QuotaWindow
-    from experiments.models import FloorChange, GatePolicy, GateRun
+    from gating.models import FloorChange, GatePolicy, GateRun
     from scoring.models import Abstention, JudgeConfig, Score, ScoreConfig, ScoringChunk, ScoringPass
     from scoring.score_configs import score_configs_of
 

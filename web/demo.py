@@ -14,7 +14,7 @@ from datasets.jsonl import cases_import
 from evalgate import Tracer
 from examples.reservo import GOLDEN_CASES_PATH, load_script
 from examples.reservo.tracing import case_trace
-from experiments.gating import gate_request
+from gating.evaluation import gate_request
 
 DATASET = "reservo"
 EXPERIMENTS = (

@@ -1,9 +1,9 @@
 """Judge criteria inside scoring passes: the criteria as scorers, and their calls made concurrently.
 
-A project's configured criteria join the built-in scorers in ``scoring.catalog`` as
+A project's configured criteria join the built-in scorers in ``scoring.selection.catalog`` as
 ``JudgeCriterion`` scorers: id the criterion's id, ``version`` the judge's model,
 config always ``{"question": ...}`` (so a reworded question scores a run anew).
-``ScoringPlan`` resolves them like any scorer; ``scoring.engine.outcomes_compute``
+``ScoringPlan`` resolves them like any scorer; ``scoring.pipeline.engine.outcomes_compute``
 leaves them out, and ``outcomes_judge`` makes their calls instead: up to the judge's
 ``max_concurrency`` at a time (``checks.judge.runner``), each outcome handed to
 ``on_outcome`` as soon as the model answers, so the caller writes it at once and a pass
@@ -16,7 +16,7 @@ from checks.judge.runner import judge_many
 from checks.judge.spec import Judge, judge_score_config, judge_scorer_version
 from checks.scorers import Abstain, Scorer
 from evalsite.metrics import JUDGE_CALLS, JUDGE_SECONDS
-from scoring.engine import Outcome
+from scoring.pipeline.engine import Outcome
 
 SOURCE_JUDGE = "judge"
 # A request's config may not name anything for a criterion: its question is its config.

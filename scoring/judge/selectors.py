@@ -6,7 +6,7 @@
   ``EVALSITE_OUTBOUND_ALLOW_PRIVATE``, which every call's address is checked against.
 
 What the criteria mean for scoring requests (valid ids, caps, the unknown-scorer
-message) is ``scoring.catalog``.
+message) is ``scoring.selection.catalog``.
 """
 
 from django.conf import settings

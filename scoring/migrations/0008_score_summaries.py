@@ -1,6 +1,6 @@
 """Each experiment's score aggregates, kept for compare and dropped by any change (PostgreSQL).
 
-See ``scoring.score_summaries``. Two tables hold an experiment's summary: its
+See ``scoring.passes.summaries``. Two tables hold an experiment's summary: its
 per-scorer figures (one row, ``stats``) and its per-case verdicts (one row a case). A
 summary counts only while its ``scoring_score_summary`` row exists. Statement triggers
 delete that row in the transaction of every statement that changes the experiment's

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from datasets.models import Dataset, GoldenCase, Trace
-from experiments.models import Experiment
+from gating.models import Experiment
 from tests.base import actors_create
 from tests.browser.conftest import axe_violations, log_in, no_js_page, overflow_px
 from web.pages import runs as runs_page

@@ -10,8 +10,8 @@ import pytest
 
 from datasets.ingestion import traces_ingest
 from datasets.models import Dataset, GoldenCase
-from experiments.gating import gate_request
-from experiments.models import GatePolicy
+from gating.evaluation import gate_request
+from gating.models import GatePolicy
 from tests.base import actors_create
 from tests.browser.conftest import axe_violations, log_in
 from tests.factories import run_payload

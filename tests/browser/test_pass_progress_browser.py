@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from datasets.ingestion import traces_ingest
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.base import actors_create
 from tests.browser.conftest import log_in
 from tests.factories import run_payload

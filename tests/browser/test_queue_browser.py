@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from datasets.models import Dataset, GoldenCase
 from scoring.labels import label_config_create, label_configs_for_criteria, label_write
 from scoring.models import QueueItem, Score, ScoreSource
-from scoring.queue import queue_filter_create
+from scoring.review.queue import queue_filter_create
 from tests.base import actors_create
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, log_in
 from tests.factories import trace_create

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from evalsite.bulk import rows_insert_new
 from scoring.models import Score
-from scoring.writer import SCORE_COLUMNS, SCORE_KEY
+from scoring.pipeline.writer import SCORE_COLUMNS, SCORE_KEY
 from tests.factories import trace_create
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from evalsite.models import Heartbeat
 from scoring.models import ScoringChunk, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import run_payload, trace_create
 from tests.live import celery_worker, wait_for, web_server
 from tests.scoring.judge_server import judge_server, says

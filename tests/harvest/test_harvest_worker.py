@@ -3,7 +3,7 @@
 import pytest
 
 from harvest.models import FailureGroup, FailureMember
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import run_payload
 from tests.harvest.traffic import MODES, traffic_create
 

@@ -4,7 +4,7 @@ from django.test import Client
 
 from monitors.evaluation import monitor_evaluate
 from scoring.models import QueueFilter
-from scoring.queue import queue_candidates
+from scoring.review.queue import queue_candidates
 from tests.monitors.conftest import runs_create
 
 

@@ -5,7 +5,7 @@ import pytest
 from online.models import OnlineRule, OnlineSample
 from online.rules import rule_backfill, rule_tick, rules_tick, sample_takes
 from scoring.models import Score, ScoringChunk
-from scoring.passes import chunk_score, pass_plan
+from scoring.passes.services import chunk_score, pass_plan
 from tests.factories import run_payload, trace_create
 
 RULES = "/v1/api/online-rules"

@@ -3,9 +3,9 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from scoring.immediate import score_now
 from scoring.models import Abstention, JudgeConfig, LabelConfig, PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import chunk_score, pass_plan
+from scoring.passes.immediate import score_now
+from scoring.passes.services import chunk_score, pass_plan
 from tests.base import PASSWORD
 from tests.factories import trace_create
 

@@ -5,8 +5,8 @@ import pytest
 
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase, Trace
-from experiments.models import GatePolicy
-from scoring.calibration import agreement, cohens_kappa
+from gating.models import GatePolicy
+from scoring.judge.calibration import agreement, cohens_kappa
 from scoring.judge.services import judge_configure
 from scoring.labels import label_config_get, label_write
 from scoring.models import Score

@@ -17,7 +17,7 @@ from django.db.models import Count
 
 from scoring.judge.services import judge_configure
 from scoring.models import ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import trace_create
 from tests.live import children_of, kill_worker, wait_for, worker_start
 from tests.scoring.judge_server import judge_server, says

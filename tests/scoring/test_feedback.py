@@ -9,7 +9,7 @@ from evalsite.errors import Invalid
 from evalsite.models import Project
 from scoring.feedback import feedback_attach, feedback_pending_sweep
 from scoring.models import PendingFeedback, Score
-from scoring.queue import queue_candidates, queue_filter_create
+from scoring.review.queue import queue_candidates, queue_filter_create
 from tests.factories import run_payload, trace_create
 
 

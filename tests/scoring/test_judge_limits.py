@@ -8,9 +8,9 @@ from django.conf import settings
 from checks.judge import Judge, judge_run_cap, judge_score_config, judge_scorer_version
 from checks.scorers import SCORERS
 from evalsite.errors import Invalid
-from scoring.catalog import catalog_for, judge_deadline, judge_sync_cap
 from scoring.judge.services import judge_configure
-from scoring.requests import score_request_read, unknown_scorer_message
+from scoring.selection.catalog import catalog_for, judge_deadline, judge_sync_cap
+from scoring.selection.requests import score_request_read, unknown_scorer_message
 
 
 @pytest.mark.parametrize(

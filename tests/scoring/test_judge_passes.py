@@ -16,7 +16,7 @@ from django.test import Client
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase
 from scoring.models import Abstention, PassStatus, Score, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import run_payload, trace_create
 from tests.live import kill_worker, wait_for, worker_start
 from tests.scoring.judge_server import judge_server, says

@@ -3,7 +3,7 @@
 import pytest
 
 from datasets.models import Dataset, GoldenCase
-from experiments.models import GatePolicy
+from gating.models import GatePolicy
 from scoring.models import LabelConfig, Score
 from tests.factories import trace_create
 

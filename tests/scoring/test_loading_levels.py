@@ -4,8 +4,8 @@ import pytest
 
 from checks.scorers import READS, SCORERS
 from datasets.models import Trace
-from scoring.engine import ScoringPlan, outcomes_compute
-from scoring.loading import runs_load
+from scoring.pipeline.engine import ScoringPlan, outcomes_compute
+from scoring.pipeline.loading import runs_load
 from tests.factories import trace_create
 
 CONFIG = {

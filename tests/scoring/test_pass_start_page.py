@@ -55,7 +55,7 @@ def test_a_viewer_may_count_but_not_start(runs):
 
 
 def test_a_pass_page_shows_its_config_as_settings_not_a_python_dict(runs):
-    from scoring.passes import pass_start
+    from scoring.passes.services import pass_start
 
     scoring_pass = pass_start(
         project=runs.acme, data={"scorers": ["contains"], "config": {"contains": {"value": "EUR", "mode": "all"}}}

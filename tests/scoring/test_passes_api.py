@@ -7,7 +7,7 @@ runs them in test_passes_worker.py.
 import pytest
 
 from scoring.models import Abstention, Score, ScoringChunk, ScoringPass
-from scoring.passes import chunk_score, pass_plan
+from scoring.passes.services import chunk_score, pass_plan
 from tests.factories import trace_create
 
 

@@ -11,9 +11,9 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from datasets.models import Span, Trace
-from scoring import passes
 from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import chunk_score, pass_plan, pass_start, passes_resume
+from scoring.passes import services as passes
+from scoring.passes.services import chunk_score, pass_plan, pass_start, passes_resume
 from tests.factories import trace_create
 
 BODY = {"scorers": ["answered", "exact_match"]}

@@ -2,7 +2,7 @@
 
 from datasets.models import Dataset, GoldenCase, Trace
 from scoring.models import Abstention, Score
-from scoring.outcomes import outcomes_ensure
+from scoring.selection.outcomes import outcomes_ensure
 from tests.factories import trace_create
 
 

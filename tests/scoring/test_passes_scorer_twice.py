@@ -6,7 +6,7 @@ from django.test import Client
 from checks.scorers import config_hash
 from datasets.models import Dataset, GoldenCase
 from scoring.models import Abstention, Score
-from scoring.review import abstentions_rescore
+from scoring.passes.rescore import abstentions_rescore
 from tests.factories import trace_create
 from tests.scoring.test_passes_api import _work
 

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from scoring.models import PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import trace_create
 from tests.live import celery_worker, wait_for
 

@@ -11,7 +11,7 @@ from datasets.models import Dataset, GoldenCase
 from evalsite.errors import Invalid, NotFound
 from scoring.labels import label_config_create, label_write
 from scoring.models import QueueItem
-from scoring.queue import (
+from scoring.review.queue import (
     Outcome,
     queue_candidates,
     queue_claim,

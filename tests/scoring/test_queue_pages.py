@@ -4,10 +4,10 @@ import pytest
 from django.test import Client
 
 from datasets.models import Dataset, GoldenCase
-from experiments.models import GatePolicy
+from gating.models import GatePolicy
 from scoring.labels import label_config_create, label_configs_for_criteria, label_write
 from scoring.models import QueueItem, Score, ScoreSource
-from scoring.queue import queue_filter_create
+from scoring.review.queue import queue_filter_create
 from tests.factories import trace_create
 from web.pages.diffs import value_diff, word_diff
 from web.pages.label_forms import LabelForm

@@ -17,7 +17,7 @@ from django.db.models import Sum
 from datasets.ingestion import traces_ingest
 from evalsite.models import QuotaWindow
 from scoring.models import Abstention, AbstentionKind, PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import run_payload
 from tests.live import celery_worker, wait_for
 

@@ -118,13 +118,13 @@ def test_experiment_narrows_the_recent_runs(actors, runs):
 
 
 def test_with_limit_omitted_it_scores_as_many_recent_runs_as_the_cap_allows(actors, runs, monkeypatch):
-    monkeypatch.setattr("scoring.requests.SYNC_MAX_RUNS", 3)
+    monkeypatch.setattr("scoring.selection.requests.SYNC_MAX_RUNS", 3)
     body = _score(actors, {"scorers": ["answered"]}).json()
     assert body["runs"] == 3
 
 
 def test_it_refuses_more_runs_than_the_synchronous_cap_and_points_to_passes(actors, runs, monkeypatch):
-    monkeypatch.setattr("scoring.requests.SYNC_MAX_RUNS", 3)
+    monkeypatch.setattr("scoring.selection.requests.SYNC_MAX_RUNS", 3)
     for body, field in (
         ({"scorers": ["answered"], "limit": 4}, "limit"),
         ({"scorers": ["answered"], "trace_ids": ["run-0", "run-1", "run-2", "run-3"]}, "trace_ids"),

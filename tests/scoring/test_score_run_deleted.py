@@ -12,7 +12,7 @@ import pytest
 from django.db import connection, connections, transaction
 
 from datasets.models import Trace
-from experiments.retention import retention_batch
+from lifecycle.retention import retention_batch
 from scoring.models import Score
 from tests.factories import trace_create
 from tests.scoring.races import in_thread, until_a_session_waits

@@ -10,11 +10,11 @@ import pytest
 from django.db import connection, transaction
 
 from datasets.models import Dataset, Experiment, GoldenCase, Trace
-from experiments.comparison import experiments_compare
+from gating.comparison import experiments_compare
 from scoring.models import Score
-from scoring.passes import chunk_score, pass_plan, pass_start
+from scoring.passes.services import chunk_score, pass_plan, pass_start
+from scoring.passes.summaries import LOCK_CLASS, summaries_build, summaries_stats, summary_build, summary_flipped_rows
 from scoring.score_configs import score_configs_store
-from scoring.score_summaries import LOCK_CLASS, summaries_build, summaries_stats, summary_build, summary_flipped_rows
 from scoring.tasks import summaries_build_task
 from tests.factories import trace_create
 from tests.scoring.races import in_thread, until_a_session_waits

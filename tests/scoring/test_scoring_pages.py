@@ -4,9 +4,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scoring.immediate import score_now
 from scoring.models import Abstention, ScoringChunk, ScoringPass
-from scoring.passes import chunk_score, pass_plan, pass_start
+from scoring.passes.immediate import score_now
+from scoring.passes.services import chunk_score, pass_plan, pass_start
 from tests.factories import trace_create
 
 

@@ -5,8 +5,8 @@ import gc
 import orjson
 
 from checks.scorers import config_hash, resolve_config, run_from_payload, scorer_get
-from scoring.engine import ScoringPlan, outcomes_compute
-from scoring.loading import LoadedRun
+from scoring.pipeline.engine import ScoringPlan, outcomes_compute
+from scoring.pipeline.loading import LoadedRun
 
 
 def _run(pk, expected, expectations):

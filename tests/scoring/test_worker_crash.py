@@ -23,14 +23,14 @@ from django.db.models import Count
 
 from datasets.ingestion import traces_ingest
 from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
-from scoring.passes import pass_start
+from scoring.passes.services import pass_start
 from tests.factories import run_payload
 from tests.live import kill_worker, wait_for, worker_start
 
 pytestmark = pytest.mark.worker
 
 RUNS = 3000
-# Two write batches per chunk (scoring.passes.WRITE_BATCH_RUNS is 500), so the worker
+# Two write batches per chunk (scoring.passes.services.WRITE_BATCH_RUNS is 500), so the worker
 # can be killed between a chunk's first commit and its last.
 CHUNK_RUNS = 1000
 SCORERS = ["answered", "no_errors", "exact_match", "no_tool_loop", "not_a_refusal", "no_leaked_secret"]

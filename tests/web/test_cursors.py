@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from datasets.models import Dataset, Experiment
-from experiments.models import GateRun
+from gating.models import GateRun
 from tests.factories import trace_create
 
 

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from datasets.models import Dataset
-from experiments.models import GatePolicy, PolicyRevision
+from gating.models import GatePolicy, PolicyRevision
 
 PAGE = "/p/acme/datasets/refills/"
 

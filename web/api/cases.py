@@ -27,8 +27,8 @@ from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from evalsite.scopes import CURATE
-from experiments.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
-from scoring.references import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
+from gating.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
+from scoring.review.capture_guard import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import AnyJson, NewestFirstCursorPagination, validated
 

@@ -11,7 +11,7 @@ from datasets.experiments import experiment_get, experiment_list, experiment_reg
 from datasets.models import Experiment
 from evalsite.auth import request_project
 from evalsite.scopes import INGEST
-from experiments.comparison import experiments_compare
+from gating.comparison import experiments_compare
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 

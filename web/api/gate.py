@@ -27,11 +27,11 @@ from datasets.experiments import experiment_get
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
 from evalsite.scopes import CURATE, GATE
-from experiments.gating import gate_request
-from experiments.models import GateRun
-from experiments.policies import policy_for, policy_update
-from experiments.revisions import policy_revisions, revision_as_dict
-from experiments.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
+from gating.evaluation import gate_request
+from gating.models import GateRun
+from gating.policies import policy_for, policy_update
+from gating.revisions import policy_revisions, revision_as_dict
+from gating.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
 from web.api.gate_schema import (
     GateAccepted,
     GateCase,
@@ -218,7 +218,7 @@ def gate_run_url(request, project, gate_run_id):
 
 
 def linked_answer(gate_run, *, request, project):
-    """The answer about ``gate_run`` (``experiments.selectors.gate_run_answer``) with links to its page and runs."""
+    """The answer about ``gate_run`` (``gating.selectors.gate_run_answer``) with links to its page and runs."""
     answer = gate_run_answer(gate_run)
     linked = {**answer, "url": gate_run_url(request, project, gate_run.pk)}
     runs = site_root(request) + reverse("runs", kwargs={"slug": project.slug})

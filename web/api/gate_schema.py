@@ -9,7 +9,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from checks.input_match import INPUT_MATCH_MODES
-from experiments.models import GateRun
+from gating.models import GateRun
 from web.api.experiments import ScorerComparisonRows
 
 _CHECK_STATUSES = ["passed", "failed", "abstained"]

@@ -3,7 +3,7 @@
 ``label-configs`` (GET, POST; ``label-configs/{name}`` GET, PATCH: archived, never
 deleted), ``traces/{trace_id}/labels`` (POST a label, GET the run's labels), and
 ``judge/criteria/{name}/agreement``. The rules are ``scoring.labels`` and
-``scoring.calibration``; docs/labels.md is the reference.
+``scoring.judge.calibration``; docs/labels.md is the reference.
 """
 
 from drf_spectacular.types import OpenApiTypes
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from datasets.run_selectors import trace_get
 from evalsite.auth import request_project
 from evalsite.scopes import CURATE, LABEL
-from scoring.calibration import agreement, disagreements
+from scoring.judge.calibration import agreement, disagreements
 from scoring.labels import (
     label_config_create,
     label_config_get,

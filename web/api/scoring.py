@@ -2,7 +2,7 @@
 
 ``GET scorers``, ``POST score``, ``POST passes``, ``GET passes/{id}`` (ARCHITECTURE §9).
 Requests are shaped by ``ScoreRequestIn``; every rule about scorers, config and the
-selection of runs is checked by the services (``scoring.requests``) and comes back
+selection of runs is checked by the services (``scoring.selection.requests``) and comes back
 as a 400 naming the field. docs/passes.md is the reference.
 """
 
@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from checks.scorers import scorers_describe
 from evalsite.auth import request_project
 from evalsite.scopes import GATE
-from scoring.immediate import score_now
-from scoring.passes import pass_start
-from scoring.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RUNS
+from scoring.passes.immediate import score_now
+from scoring.passes.services import pass_start
+from scoring.selection.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RUNS
 from scoring.selectors import PASS_SKIPS_PAGE, pass_dry_run_scores, pass_get, pass_skip_counts, pass_skips
 from web.api.openapi import problem_responses
 from web.api.rest import Text, validated

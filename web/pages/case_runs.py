@@ -3,7 +3,7 @@ and the newest gated run's answer and tool calls beside what the case expects.
 """
 
 from datasets.run_selectors import runs_answers
-from experiments.history import case_history
+from gating.history import case_history
 from web.pages.evidence import pretty
 
 EXPERIMENTS_SHOWN = 10

@@ -8,8 +8,8 @@ from django.core.paginator import Paginator
 
 from datasets.experiments import experiment_get, experiment_list
 from datasets.run_selectors import runs_answers
-from experiments.comparison import experiments_compare
-from experiments.selectors import PAIRED_CASE_FILTERS, gate_case_results, paired_case_rows
+from gating.comparison import experiments_compare
+from gating.selectors import PAIRED_CASE_FILTERS, gate_case_results, paired_case_rows
 from web.pages.access import page_links, page_render, project_page
 from web.pages.evidence import pretty, trials_view
 from web.pages.plots import difference_plot

@@ -26,10 +26,10 @@ from datasets.jsonl import cases_import
 from datasets.models import CaseStatus
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from experiments.policies import policy_for
-from experiments.retention import retention_summary
+from gating.policies import policy_for
 from harvest.selectors import dataset_coverage
-from scoring.queue import queue_for_cases
+from lifecycle.retention import retention_summary
+from scoring.review.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs

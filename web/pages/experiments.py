@@ -1,6 +1,6 @@
 """Pages: experiments (with their pass rate over time) and the list of gate runs."""
 
-from experiments.selectors import experiments_overview, gate_run_list
+from gating.selectors import experiments_overview, gate_run_list
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.plots import pass_rate_plot
 

@@ -1,13 +1,13 @@
 """Pages: one gate run (its figures and its cases, filtered and paged, every mismatch shown).
 
-The cases come from the gate run's stored rows (``experiments.selectors``); each is shown
+The cases come from the gate run's stored rows (``gating.selectors``); each is shown
 with its trials (passed of run, flaky, quarantined) and the evidence of its checks
 (``web.pages.evidence``).
 """
 
 from django.core.paginator import Paginator
 
-from experiments.selectors import GATE_CASE_FILTERS, gate_case_counts, gate_cases_shown, gate_run_get
+from gating.selectors import GATE_CASE_FILTERS, gate_case_counts, gate_cases_shown, gate_run_get
 from web.pages.access import page_links, page_render, project_page
 from web.pages.evidence import case_evidence, trials_view
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from datasets.case_selectors import dataset_list
 from evalsite.errors import DomainError
 from harvest.selectors import group_get, group_list, group_runs, groups_covered, representatives_of, window_parse
-from scoring.queue import queue_for_runs
+from scoring.review.queue import queue_for_runs
 from web.pages.access import page_links, page_render, project_page
 from web.pages.forms import CaptureForm
 from web.pages.runs import _captured_message, capture_into

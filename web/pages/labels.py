@@ -14,8 +14,8 @@ from django.shortcuts import redirect
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from experiments.models import GatePolicy
-from scoring.calibration import advisory_reason, agreement, disagreements
+from gating.models import GatePolicy
+from scoring.judge.calibration import advisory_reason, agreement, disagreements
 from scoring.labels import (
     label_authors,
     label_config_create,
@@ -26,7 +26,7 @@ from scoring.labels import (
     labels_write,
 )
 from scoring.models import LabelKind
-from scoring.queue import queue_for_disagreements
+from scoring.review.queue import queue_for_disagreements
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.forms import errors_show
 from web.pages.label_forms import LabelForm

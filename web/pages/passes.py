@@ -1,6 +1,6 @@
 """Page: start a scoring pass: choose scorers and which runs, see how many runs it would
 score, then start it. The request is checked by the same rules as ``POST /v1/api/passes``
-(``scoring.requests``) and started by the same service (``scoring.passes.pass_start``).
+(``scoring.selection.requests``) and started by the same service (``scoring.passes.services.pass_start``).
 """
 
 from django import forms
@@ -8,9 +8,9 @@ from django.shortcuts import redirect
 
 from datasets.experiments import experiment_list
 from evalsite.errors import DomainError
-from scoring.catalog import catalog_for
-from scoring.passes import pass_start
-from scoring.requests import score_request_read, selection_count
+from scoring.passes.services import pass_start
+from scoring.selection.catalog import catalog_for
+from scoring.selection.requests import score_request_read, selection_count
 from web.pages.access import page_render, project_page
 from web.pages.forms import errors_show
 

@@ -1,6 +1,6 @@
 """The gate policy on the dataset page: everyone reads it and its history, admins change it.
 
-A change goes through ``experiments.policies`` like the API's, as a revision by the
+A change goes through ``gating.policies`` like the API's, as a revision by the
 user; a loosening (or a lower floor) needs the reason box filled in.
 """
 
@@ -8,9 +8,9 @@ from django import forms
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from experiments.models import PolicyRevision
-from experiments.policies import floor_lower, policy_for, policy_update
-from experiments.revisions import policy_revisions
+from gating.models import PolicyRevision
+from gating.policies import floor_lower, policy_for, policy_update
+from gating.revisions import policy_revisions
 
 REVISIONS_SHOWN = 10
 

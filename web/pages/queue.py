@@ -1,7 +1,7 @@
 """The annotation queue's pages: the saved filters, and one item at a time.
 
 ``queue/``: the project's queues with their progress, and a form to save a new filter.
-``queue/<id>/``: takes the next item for the reviewer (a lease, ``scoring.queue``) and
+``queue/<id>/``: takes the next item for the reviewer (a lease, ``scoring.review.queue``) and
 sends them to it; a viewer is shown the next open item without taking it.
 ``queue/<id>/items/<item>/``: one run (its question, answer, tool calls, expected answer
 beside the actual one, scores and label controls) or one case (its expected answer to
@@ -18,7 +18,7 @@ from datasets.run_selectors import spans_in_tree_order
 from evalsite.errors import DomainError
 from scoring.labels import label_config_list, labels_write
 from scoring.models import QueueFilter, ScoreSource
-from scoring.queue import (
+from scoring.review.queue import (
     Outcome,
     queue_claim,
     queue_claim_next,

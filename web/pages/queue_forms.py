@@ -1,6 +1,6 @@
 """The form that saves a queue's filter: names of the project's datasets, experiments and label configs.
 
-The menus offer what the project has; ``scoring.queue.queue_filter_create`` checks every
+The menus offer what the project has; ``scoring.review.queue.queue_filter_create`` checks every
 name again, so a stale menu or a hand-made request is answered next to the field.
 """
 

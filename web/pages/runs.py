@@ -15,11 +15,11 @@ from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
 from datasets.cases import dataset_create
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from evalsite.errors import DomainError
-from scoring.catalog import catalog_for
 from scoring.feedback import run_feedback
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
-from scoring.references import cases_capture_guarded
+from scoring.review.capture_guard import cases_capture_guarded
+from scoring.selection.catalog import catalog_for
 from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
 from web.pages.access import cursor_page, page_links, page_render, project_page
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
@@ -38,7 +38,7 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     """Capture into the dataset the form names, creating it first when it is new (atomically).
 
     Returns ``(dataset, captured, skipped)``, or ``None`` after putting the errors on the form
-    (a run that failed a check is kept from becoming its own reference: ``scoring.references``).
+    (a run that failed a check is kept from becoming its own reference: ``scoring.review.capture_guard``).
     One transaction: the new dataset and every new case are written, or nothing is.
     """
     new_name = form.cleaned_data.get("new_dataset")

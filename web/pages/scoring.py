@@ -1,7 +1,7 @@
 """Scoring pages: passes with a live progress bar, and the review queue of abstentions and skips.
 
 Access is decided by ``web.pages.access`` (members read; reviewers and admins act). Reads
-go through ``scoring.selectors`` and writes through ``scoring.review``, the same as the
+go through ``scoring.selectors`` and writes through ``scoring.passes.rescore``, the same as the
 API and the admin. The pass page works without JavaScript (it shows the numbers of the
 moment, and refreshes itself while the pass runs); with it, a small script polls
 ``progress.json`` and moves the bar.
@@ -15,9 +15,9 @@ from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.utils.dateparse import parse_datetime
 
-from scoring.catalog import catalog_for
 from scoring.models import AbstentionKind
-from scoring.review import abstentions_mark_reviewed, abstentions_rescore
+from scoring.passes.rescore import abstentions_mark_reviewed, abstentions_rescore
+from scoring.selection.catalog import catalog_for
 from scoring.selectors import (
     abstention_filter_choices,
     abstentions_for_review,

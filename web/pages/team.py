@@ -23,8 +23,8 @@ from evalsite import team
 from evalsite.errors import Conflict, Invalid, NotFound
 from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
 from evalsite.scopes import DEFAULT_SCOPES, SCOPE_HELP
-from experiments.project_archive import project_export
-from experiments.retention import retention_summary
+from lifecycle.archive import project_export
+from lifecycle.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
 
 AUDIT_SHOWN = 100

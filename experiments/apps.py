@@ -1,6 +1,0 @@
-from django.apps import AppConfig
-
-
-class ExperimentsConfig(AppConfig):
-    name = "experiments"
-    verbose_name = "Experiments and the gate"
