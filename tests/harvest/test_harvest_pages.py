@@ -105,5 +105,5 @@ def test_the_dataset_page_shows_coverage_and_the_biggest_uncovered_groups(actors
     _built(actors)
     Dataset.objects.create(project=actors.acme, name="golden")
     page = _client(actors.victor).get("/p/acme/datasets/golden/").content.decode()
-    assert "of the 287 failing production runs" in page
+    assert "<strong>0%</strong> of the 287 failing production runs" in page
     assert "The biggest uncovered groups" in page
