@@ -1,6 +1,10 @@
 """The failure groups' API and a dataset's coverage, through HTTP with project keys."""
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from datasets.models import Dataset
+from harvest.models import FailureGroup
 from harvest.services import groups_build
 from tests.harvest.traffic import MODES, traffic_create
 
@@ -91,3 +95,19 @@ def test_a_case_with_a_similar_input_covers_a_group(actors):
 def test_a_rebuild_needs_curate(actors):
     assert actors.ci_api().post("/v1/api/failure-groups/rebuild").status_code == 403
     assert actors.ci_api(scopes=("curate",)).post("/v1/api/failure-groups/rebuild").status_code == 202
+
+
+def _queries(api, path):
+    with CaptureQueriesContext(connection) as queries:
+        assert api.get(path).status_code == 200
+    return len(queries)
+
+
+def test_the_list_costs_the_same_queries_for_two_groups_as_for_six(actors):
+    _built(actors)
+    api = actors.api()
+    api.get("/v1/api/failure-groups")  # the key's first use of the minute writes its last use
+    six = _queries(api, "/v1/api/failure-groups")
+    keep = list(FailureGroup.objects.order_by("-size").values_list("pk", flat=True)[:2])
+    FailureGroup.objects.exclude(pk__in=keep).delete()
+    assert _queries(api, "/v1/api/failure-groups") == six
