@@ -21,7 +21,6 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from checks.input_match import INPUT_MATCH_MODES
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
@@ -35,12 +34,12 @@ from gating.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run
 from web.api.gate_schema import (
     GateAccepted,
     GateCase,
-    GatePolicyOut,
     GateRunPending,
     GateVerdict,
     PolicyRevisionOut,
 )
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
+from web.api.policy_io import GatePolicyIO, GatePolicyOut, policy_answer
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
 GateRunSummaries = inline_serializer(
@@ -63,91 +62,12 @@ GateRunSummaries = inline_serializer(
 )
 
 
-class GatePolicyIO(serializers.Serializer):
-    def validate_trial_pass_ratio(self, value):
-        if value <= 0:
-            raise serializers.ValidationError("must be more than 0 (1.0: every trial must pass)")
-        return value
-
-    min_pass_rate = serializers.FloatField(
-        min_value=0, max_value=1, required=False, help_text="The floor (default 1.0). Cannot be lowered here."
-    )
-    ratchet = serializers.BooleanField(required=False)
-    fail_on_regression = serializers.BooleanField(required=False)
-    tolerance = serializers.FloatField(min_value=0, max_value=1, required=False)
-    scorers = serializers.ListField(child=Text(max_length=100), required=False, help_text="Extra gating scorers.")
-    max_abstained = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
-    trials = serializers.IntegerField(
-        min_value=1, max_value=100, required=False, help_text="Trials each case needs (default 1); fewer: unmeasured."
-    )
-    trial_pass_ratio = serializers.FloatField(
-        min_value=0, max_value=1, required=False,
-        help_text="Share of a case's measured trials that must pass (0 < r <= 1, default 1.0: every one, pass^k).",
-    )  # fmt: skip
-    max_flaky = serializers.IntegerField(
-        min_value=0, max_value=1_000_000, required=False, allow_null=True,
-        help_text="Flaky cases tolerated before the gate fails (default null: no limit).",
-    )  # fmt: skip
-    judge_min_kappa = serializers.FloatField(
-        min_value=-1, max_value=1, required=False, allow_null=True,
-        help_text="A judge criterion gates only with at least this Cohen's kappa against reviewers' labels "
-        "(default null: always gates); below it, its checks are advisory.",
-    )  # fmt: skip
-    judge_min_labels = serializers.IntegerField(
-        min_value=1, max_value=1_000_000, required=False,
-        help_text="Labelled runs a criterion's kappa must rest on before it gates (default 30).",
-    )  # fmt: skip
-    input_match = serializers.ChoiceField(
-        choices=INPUT_MATCH_MODES, required=False,
-        help_text="A run whose input does not contain its case's input (whitespace and case folded): warn (the "
-        "default) lists it under input_mismatches, require also leaves that trial unmeasured, off does not look.",
-    )  # fmt: skip
-    baseline = serializers.CharField(
-        max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
-    )
-    reason = Text(
-        max_length=2000, required=False, allow_blank=True,
-        help_text="Why: kept in the policy's history; required to loosen the gate (which needs an admin key).",
-    )  # fmt: skip
-
-
-def _policy_out(policy):
-    changes = policy.floor_changes.all()[:20] if policy.pk else []
-    return {
-        "dataset": policy.dataset.name,
-        "min_pass_rate": policy.min_pass_rate,
-        "ratchet": policy.ratchet,
-        "fail_on_regression": policy.fail_on_regression,
-        "tolerance": policy.tolerance,
-        "scorers": policy.scorers,
-        "max_abstained": policy.max_abstained,
-        "trials": policy.trials,
-        "trial_pass_ratio": policy.trial_pass_ratio,
-        "max_flaky": policy.max_flaky,
-        "judge_min_kappa": policy.judge_min_kappa,
-        "judge_min_labels": policy.judge_min_labels,
-        "input_match": policy.input_match,
-        "baseline": policy.baseline.name if policy.baseline else None,
-        "floor_history": [
-            {
-                "old_floor": c.old_floor,
-                "new_floor": c.new_floor,
-                "source": c.source,
-                "reason": c.reason,
-                "at": c.created_at,
-            }
-            for c in changes
-        ],
-        "revision": policy.revision,
-    }
-
-
 class GatePolicyView(APIView):
     required_scopes = {"PUT": CURATE}
 
     @extend_schema(operation_id="gate_policy_retrieve", responses={200: GatePolicyOut, **problem_responses(401, 404)})
     def get(self, request, name):
-        return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
+        return Response(policy_answer(policy_for(dataset_get(project=request_project(request), name=name))))
 
     @extend_schema(
         operation_id="gate_policy_update",
@@ -166,7 +86,7 @@ class GatePolicyView(APIView):
         if "baseline" in changes and changes["baseline"] is not None:
             changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
         policy = policy_update(dataset=dataset, changes=changes, reason=reason, key=request.auth)
-        return Response(_policy_out(policy))
+        return Response(policy_answer(policy))
 
 
 class RevisionPagination(NewestFirstCursorPagination):
