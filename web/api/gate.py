@@ -15,7 +15,6 @@ from drf_spectacular.utils import (
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -42,24 +41,29 @@ from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.policy_io import GatePolicyIO, GatePolicyOut, policy_answer
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
-GateRunSummaries = inline_serializer(
-    "GateRunSummary",
-    many=True,
-    fields={
-        "gate_run_id": serializers.IntegerField(),
-        "url": serializers.URLField(help_text="The gate run's page."),
-        "status": serializers.ChoiceField(GateRun.Status.choices),
-        "dataset": serializers.CharField(),
-        "experiment": serializers.CharField(),
-        "baseline": serializers.CharField(allow_null=True),
-        "verdict": serializers.CharField(allow_null=True),
-        "pass_rate": serializers.FloatField(allow_null=True),
-        "floor": serializers.FloatField(allow_null=True),
-        "passed_cases": serializers.IntegerField(),
-        "total_cases": serializers.IntegerField(),
-        "created_at": serializers.DateTimeField(),
-    },
-)
+
+class _GateRunUrl(serializers.URLField):
+    """A gate run's page, from its id (``context``: the request and the project)."""
+
+    def to_representation(self, pk):
+        return gate_run_url(self.context["request"], self.context["project"], pk)
+
+
+# One gate run in the list (GET gate-runs): writes the answer and documents it (a
+# docstring here would become the schema's description).
+class GateRunSummary(serializers.Serializer):
+    gate_run_id = serializers.IntegerField(source="pk")
+    url = _GateRunUrl(source="pk", help_text="The gate run's page.")
+    status = serializers.ChoiceField(GateRun.Status.choices)
+    dataset = serializers.CharField(source="dataset.name")
+    experiment = serializers.CharField(source="experiment.name")
+    baseline = serializers.CharField(source="baseline.name", allow_null=True)
+    verdict = serializers.CharField(allow_null=True)
+    pass_rate = serializers.FloatField(allow_null=True)
+    floor = serializers.FloatField(allow_null=True)
+    passed_cases = serializers.IntegerField()
+    total_cases = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
 
 
 class GatePolicyView(APIView):
@@ -203,7 +207,10 @@ class GateRunCollection(APIView):
             OpenApiParameter("verdict", OpenApiTypes.STR, enum=["PASS", "FAIL"]),
             *PAGE_PARAMETERS,
         ],
-        responses={200: paginated("PaginatedGateRunSummaryList", GateRunSummaries), **problem_responses(400, 401)},
+        responses={
+            200: paginated("PaginatedGateRunSummaryList", GateRunSummary),
+            **problem_responses(400, 401),
+        },
     )
     def get(self, request):
         q = request.query_params
@@ -219,24 +226,12 @@ class GateRunCollection(APIView):
         )
         paginator = GateRunPagination()
         page = paginator.paginate_queryset(runs, request, view=self)
-        return paginator.get_paginated_response([_summary(r, request, project) for r in page])
+        return paginator.get_paginated_response(gate_run_summaries(page, request=request, project=project))
 
 
-def _summary(run, request, project):
-    return {
-        "gate_run_id": run.pk,
-        "url": gate_run_url(request, project, run.pk),
-        "status": run.status,
-        "dataset": run.dataset.name,
-        "experiment": run.experiment.name,
-        "baseline": run.baseline.name if run.baseline else None,
-        "verdict": run.verdict,
-        "pass_rate": run.pass_rate,
-        "floor": run.floor,
-        "passed_cases": run.passed_cases,
-        "total_cases": run.total_cases,
-        "created_at": run.created_at,
-    }
+def gate_run_summaries(runs, *, request, project):
+    """The list's answer about ``runs``."""
+    return GateRunSummary(runs, many=True, context={"request": request, "project": project}).data
 
 
 class GateRunDetail(APIView):
