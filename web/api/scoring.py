@@ -112,9 +112,6 @@ class ScoreRequestIn(serializers.Serializer):
         return attrs
 
 
-_DETAIL = serializers.DictField(help_text="The evidence; always has a message for a skip.")
-
-
 class ScoreOut(serializers.Serializer):
     trace_id = serializers.CharField()
     scorer = serializers.CharField()
@@ -140,7 +137,7 @@ class SkipOut(serializers.Serializer):
         "run_changed)."
     )
     reason = serializers.CharField(help_text="A code: no_expected_output, not_configured, quota, deadline, …")
-    detail = _DETAIL
+    detail = serializers.DictField(help_text="The evidence; always has a message for a skip.")
 
 
 # The answer of POST score (a score_now result). The answer serializers below write the
