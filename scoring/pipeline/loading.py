@@ -52,9 +52,9 @@ def runs_load(trace_pks, *, spans=True, content=True):
     if not trace_pks:
         return []
     q = connection.ops.quote_name
-    io = "input, output" if content else "NULL, NULL"
+    io = "input, output" if content else "NULL AS input, NULL AS output"
     traces = {
-        row[0]: row
+        row.id: row
         for row in rows_select_by_ids(
             f"SELECT id, trace_id, {io}, status, error, latency_ms, cost_cents, experiment_id, case_id, "
             f"revision, cost_detail FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
@@ -65,8 +65,8 @@ def runs_load(trace_pks, *, spans=True, content=True):
         spans = {pk: [_tool_call(name, n) for n, name in enumerate(names)] for pk, names in tool_names(traces).items()}
     else:
         spans = _spans(list(traces)) if spans and spans != "nothing" else {}
-    cases = _cases(row[9] for row in traces.values() if row[9] is not None)
-    return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk][9])) for pk in trace_pks if pk in traces]
+    cases = _cases(row.case_id for row in traces.values() if row.case_id is not None)
+    return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk].case_id)) for pk in trace_pks if pk in traces]
 
 
 def _spans(trace_pks):
@@ -77,22 +77,22 @@ def _spans(trace_pks):
         f"cost_cents, position, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
         trace_pks,
     )
-    rows.sort(key=lambda r: (r[0], r[12] is None, r[12] or 0, r[11]))
+    rows.sort(key=lambda r: (r.trace_id, r.started_at is None, r.started_at or 0, r.position))
     spans = {}
     for row in rows:
-        spans.setdefault(row[0], []).append(
+        spans.setdefault(row.trace_id, []).append(
             SpanView(
-                span_id=row[1],
-                parent_id=row[2],
-                kind=row[3],
-                name=row[4],
-                input=_json(row[5]),
-                output=_json(row[6]),
-                status=row[7],
-                error=row[8],
-                latency_ms=row[9],
-                cost_cents=None if row[10] is None else float(row[10]),
-                position=row[11],
+                span_id=row.span_id,
+                parent_id=row.parent_span_id,
+                kind=row.kind,
+                name=row.name,
+                input=_json(row.input),
+                output=_json(row.output),
+                status=row.status,
+                error=row.error,
+                latency_ms=row.latency_ms,
+                cost_cents=None if row.cost_cents is None else float(row.cost_cents),
+                position=row.position,
             )
         )
     return spans
@@ -106,10 +106,10 @@ def tool_names(trace_pks):
         f"WHERE kind = 'tool' AND trace_id {{ids}}",
         list(trace_pks),
     )
-    rows.sort(key=lambda r: (r[0], r[3] is None, r[3] or 0, r[2]))
+    rows.sort(key=lambda r: (r.trace_id, r.started_at is None, r.started_at or 0, r.position))
     names = {}
     for row in rows:
-        names.setdefault(row[0], []).append(row[1])
+        names.setdefault(row.trace_id, []).append(row.name)
     return names
 
 
@@ -122,24 +122,24 @@ def _tool_call(name, position):
 
 def _loaded(row, spans, case):
     return LoadedRun(
-        pk=row[0],
+        pk=row.id,
         view=RunView(
-            trace_id=row[1],
-            input=_json(row[2]),
-            output=_json(row[3]),
-            status=row[4],
-            error=row[5],
-            latency_ms=row[6],
-            cost_cents=None if row[7] is None else float(row[7]),
+            trace_id=row.trace_id,
+            input=_json(row.input),
+            output=_json(row.output),
+            status=row.status,
+            error=row.error,
+            latency_ms=row.latency_ms,
+            cost_cents=None if row.cost_cents is None else float(row.cost_cents),
             spans=tuple(spans),
             expected_output=case[0] if case else None,
             expectations=case[1] if case else {},
             has_case=case is not None,
-            unpriced_models=_unpriced(_json(row[11])),
+            unpriced_models=_unpriced(_json(row.cost_detail)),
         ),
-        experiment_id=row[8],
-        case_id=row[9] if case else None,
-        revision=row[10],
+        experiment_id=row.experiment_id,
+        case_id=row.case_id if case else None,
+        revision=row.revision,
         case_key=case[2] if case else None,
     )
 
@@ -161,15 +161,15 @@ def _cases(case_pks):
         return {}
     # By id, as the runs: an IN list of hundreds of parameters costs more to send than to answer.
     rows = rows_select_by_ids(
-        f"SELECT id, CAST(expected_output AS text), CAST(expectations AS text) "
+        f"SELECT id, CAST(expected_output AS text) AS expected, CAST(expectations AS text) AS expectations "
         f"FROM {connection.ops.quote_name(GoldenCase._meta.db_table)} WHERE id {{ids}}",
         wanted,
     )
     cases = {}
-    for pk, expected_text, expectations_text in rows:
-        expected, expectations = json_loads(expected_text), json_loads(expectations_text)
+    for row in rows:
+        expected, expectations = json_loads(row.expected), json_loads(row.expectations)
         expectations = expectations if isinstance(expectations, dict) else {}
-        cases[pk] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
+        cases[row.id] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
     return cases
 
 
