@@ -82,9 +82,18 @@ def traces_read(path):
 
 def cases_create(project, name, traces):
     """A dataset ``name`` with one golden case per trace (``case-<trace id>``)."""
-    from datasets.models import Dataset, GoldenCase
+    from datasets.models import Dataset
 
     dataset = Dataset.objects.create(project=project, name=name)
+    cases_add(project, name, traces)
+    return dataset
+
+
+def cases_add(project, name, traces):
+    """One golden case per trace (``case-<trace id>``) in the project's dataset ``name``."""
+    from datasets.models import Dataset, GoldenCase
+
+    dataset = Dataset.objects.get(project=project, name=name)
     GoldenCase.objects.bulk_create(
         [
             GoldenCase(
@@ -98,7 +107,6 @@ def cases_create(project, name, traces):
         ],
         batch_size=2000,
     )
-    return dataset
 
 
 def run_payload(trace, dataset, experiment, prefix=""):

@@ -11,6 +11,8 @@ need it: static files and local host names follow ``EVALSITE_PRODUCTION`` instea
 from datetime import timedelta
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from evalsite.env import database_from_url, env_bool, env_choice, env_int, env_list, env_str, env_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -281,6 +283,20 @@ CELERY_BEAT_SCHEDULE = {
 # Seconds before the first retry of a failed webhook delivery; each next one waits twice
 # as long (2, 4, 8, 16, 32 s: six attempts over about a minute).
 EVALSITE_WEBHOOK_BACKOFF_SECONDS = env_int("EVALSITE_WEBHOOK_BACKOFF_SECONDS", 2, minimum=1, maximum=600)
+# E-mail for monitors' alerts (docs/monitors.md), through Django's SMTP backend. Off
+# until EMAIL_HOST is set: the pages say so and the API refuses e-mail recipients.
+EMAIL_HOST = env_str("EMAIL_HOST", "").strip()
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+# STARTTLS on the plain port (587), or TLS from the first byte (465); not both.
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL are exclusive: set one of them.")
+# Seconds an SMTP conversation may hang before the attempt counts as failed (and is retried).
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1, maximum=300)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "evalsite@localhost")
 # Beat's record of when each entry last ran, under var/ like the filesystem broker.
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A broker that is briefly down at start-up is waited for, not fatal.

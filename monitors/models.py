@@ -56,6 +56,8 @@ class Monitor(models.Model):
     last_low = models.FloatField(null=True, blank=True)
     last_high = models.FloatField(null=True, blank=True)
     webhook_urls = models.JSONField(default=list, blank=True)
+    # Addresses each alert is e-mailed to (plain text), when the server has EMAIL_HOST.
+    email_recipients = models.JSONField(default=list, blank=True)
     # Signs every webhook body (HMAC-SHA256); shown to admins to verify deliveries.
     secret = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -100,15 +102,22 @@ class Alert(models.Model):
         indexes = [models.Index(fields=["monitor", "-at", "-id"], name="alert_monitor_newest")]
 
 
-class Delivery(models.Model):
-    """The sending of one alert to one webhook URL, however many attempts it took.
+class Channel(models.TextChoices):
+    WEBHOOK = "webhook"
+    EMAIL = "email"
 
-    Unique per alert and URL: a retried task finds the row and sends nothing once
-    ``delivered_at`` is set. A test sent from the monitor's page has no alert.
+
+class Delivery(models.Model):
+    """The sending of one alert to one webhook URL or one e-mail address, however many attempts it took.
+
+    Unique per alert and URL (an e-mail's is ``mailto:<address>``): a retried task finds
+    the row and sends nothing once ``delivered_at`` is set. A test sent from the
+    monitor's page has no alert. ``last_status`` is the HTTP status, or the SMTP reply code.
     """
 
     monitor = models.ForeignKey(Monitor, on_delete=models.CASCADE, related_name="deliveries")
     alert = models.ForeignKey(Alert, null=True, blank=True, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.CharField(max_length=8, choices=Channel.choices, default=Channel.WEBHOOK)
     url = models.URLField(max_length=2000)
     attempts = models.PositiveIntegerField(default=0)
     last_status = models.PositiveIntegerField(null=True, blank=True)
@@ -120,3 +129,8 @@ class Delivery(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["alert", "url"], name="delivery_unique_alert_url")]
         indexes = [models.Index(fields=["monitor", "-created_at"], name="delivery_monitor_newest")]
+
+    @property
+    def address(self):
+        """Where it goes, as people read it: the URL, or the bare e-mail address."""
+        return self.url.removeprefix("mailto:") if self.channel == Channel.EMAIL else self.url

@@ -3,19 +3,26 @@
 ``monitor_fields(data, current=None)`` checks ``data`` (on a change, merged over the
 monitor's ``current`` fields, so rules across fields hold after every change) and
 returns the fields to store, or raises ``Invalid`` listing every bad field by name
-(``webhook_urls[1]``, ``filter.tags``...). Nothing is written by it.
+(``webhook_urls[1]``, ``email_recipients[0]``, ``filter.tags``...). Nothing is written
+by it. E-mail recipients are refused while the server sends no e-mail (no ``EMAIL_HOST``)
+when they are given; a monitor that has some keeps them if e-mail is turned off later.
 """
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 
 from evalsite.errors import Invalid
 from evalsite.outbound import outbound_url_check
+from monitors.emails import email_enabled
 from monitors.models import Direction, Metric
 
 RATES = (Metric.PASS_RATE, Metric.ERROR_RATE, Metric.FEEDBACK)
 DEFAULT_DIRECTION = {Metric.PASS_RATE: Direction.ABOVE, Metric.FEEDBACK: Direction.ABOVE}
 FIELDS = ("name", "metric", "scorer", "feedback_name", "filter", "production_only", "window_minutes", "target",
-          "direction", "min_runs", "paused", "webhook_urls")  # fmt: skip
+          "direction", "min_runs", "paused", "webhook_urls", "email_recipients")  # fmt: skip
 MAX_WINDOW_MINUTES = 7 * 24 * 60
 MAX_WEBHOOKS = 10
+MAX_RECIPIENTS = 10
 
 
 def _text(value, limit=100):
@@ -47,6 +54,25 @@ def _webhook_errors(urls):
             outbound_url_check(url, field=f"webhook_urls[{i}]")
         except Invalid as exc:
             errors.extend((e["field"], e["message"]) for e in exc.errors)
+    return errors
+
+
+def _email_errors(addresses, given):
+    if not isinstance(addresses, list) or len(addresses) > MAX_RECIPIENTS:
+        return [("email_recipients", f"must be a list of at most {MAX_RECIPIENTS} e-mail addresses")]
+    if given and addresses and not email_enabled():
+        message = "e-mail is off on this server: set EMAIL_HOST (docs/monitors.md), or leave it empty"
+        return [("email_recipients", message)]
+    errors, seen = [], set()
+    for i, address in enumerate(addresses):
+        try:
+            validate_email(address if isinstance(address, str) else "")
+        except ValidationError:
+            errors.append((f"email_recipients[{i}]", f"is not an e-mail address: {address!r}"))
+            continue
+        if address.lower() in seen:
+            errors.append((f"email_recipients[{i}]", f"{address!r} is listed twice"))
+        seen.add(address.lower())
     return errors
 
 
@@ -88,13 +114,14 @@ def monitor_fields(data, current=None):
         raise Invalid("The body must be a JSON object.", errors=[{"field": "body", "message": "must be an object"}])
     unknown = sorted(set(data) - set(FIELDS))
     defaults = {"scorer": "", "feedback_name": "", "filter": {}, "production_only": True, "window_minutes": 60,
-                "min_runs": 30, "paused": False, "webhook_urls": []}  # fmt: skip
+                "min_runs": 30, "paused": False, "webhook_urls": [], "email_recipients": []}  # fmt: skip
     fields = {**defaults, **(current or {}), **{k: v for k, v in data.items() if k in FIELDS}}
     metric = fields.get("metric")
     fields.setdefault("direction", DEFAULT_DIRECTION.get(metric, Direction.BELOW) if isinstance(metric, str) else None)
     errors = [(key, f"unknown field; use {', '.join(FIELDS)}") for key in unknown]
     errors += _shape_errors(fields) + _metric_errors(fields) + _filter_errors(fields["filter"])
     errors += _webhook_errors(fields["webhook_urls"])
+    errors += _email_errors(fields["email_recipients"], given="email_recipients" in data)
     if "target" not in fields:
         errors.append(("target", "is required"))
     if errors:

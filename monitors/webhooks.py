@@ -1,4 +1,5 @@
-"""Webhooks of a monitor: each alert POSTed, signed, to every URL, delivered once.
+"""Webhooks of a monitor: each alert POSTed, signed, to every URL, delivered once (and
+e-mailed to every recipient, ``monitors.emails``, through the same deliveries).
 
 **Body.** JSON: ``text`` (a sentence Slack and Mattermost show as the message),
 ``event`` (``alert.fired``, ``alert.resolved`` or ``test``), ``monitor`` and ``alert``
@@ -24,15 +25,15 @@ import time
 import httpx
 import orjson
 from celery import current_app
-from django.conf import settings
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from datasets.models import Trace
 from evalsite.errors import DomainError
 from evalsite.outbound import outbound_url_check
-from monitors.models import Delivery
+from monitors.emails import EmailFailed, email_deliveries, email_send
+from monitors.messages import alert_url, message_text, monitor_url
+from monitors.models import Channel, Delivery
 
 SIGNATURE_HEADER = "X-Evalsite-Signature"
 DELIVER_TASK = "monitors.deliver"
@@ -51,26 +52,20 @@ def signature(secret, timestamp, body):
     return f"t={timestamp},v1={digest}"
 
 
-def _page(name, **kwargs):
-    return (settings.EVALSITE_PUBLIC_URL or "") + reverse(name, kwargs=kwargs)
-
-
 def webhook_body(monitor, alert=None):
     """The JSON body (bytes) telling about ``alert``, or a test message when it is None."""
-    slug = monitor.project.slug
     body = {
         "event": "test" if alert is None else f"alert.{alert.kind}",
-        "monitor": {"id": monitor.pk, "name": monitor.name, "project": slug, "metric": monitor.metric,
-                    "target": monitor.target, "direction": monitor.direction, "state": monitor.state,
-                    "url": _page("monitor", slug=slug, monitor_id=monitor.pk)},
+        "monitor": {"id": monitor.pk, "name": monitor.name, "project": monitor.project.slug,
+                    "metric": monitor.metric, "target": monitor.target, "direction": monitor.direction,
+                    "state": monitor.state, "url": monitor_url(monitor)},
     }  # fmt: skip
+    body["text"] = message_text(monitor, alert)
     if alert is None:
-        body["text"] = f"Test message from monitor {monitor.name!r} of {monitor.project.name}."
         body["alert"] = None
         return orjson.dumps(body)
     runs = Trace.objects.filter(pk__in=alert.run_ids[:RUNS_IN_BODY]).order_by("pk").values_list("trace_id", flat=True)
-    url = _page("monitor-alert", slug=slug, alert_id=alert.pk)
-    body["text"] = f"{alert.text} {url}"
+    url = alert_url(alert)
     body["alert"] = {
         "id": alert.pk, "kind": alert.kind, "at": alert.at.isoformat(), "window_start": alert.window_start.isoformat(),
         "window_end": alert.window_end.isoformat(), "n": alert.n, "value": alert.value, "low": alert.low,
@@ -85,18 +80,21 @@ def _enqueue(delivery_ids):
         transaction.on_commit(lambda d=delivery_id: current_app.send_task(DELIVER_TASK, args=[d]))
 
 
+def _deliveries(monitor, alert=None):
+    webhooks = [Delivery(monitor=monitor, alert=alert, url=url) for url in monitor.webhook_urls]
+    return webhooks + email_deliveries(monitor, alert)
+
+
 def alert_deliveries_enqueue(*, alert):
-    """One delivery per webhook URL of the alert's monitor, sent by workers after commit (idempotent)."""
-    monitor = alert.monitor
-    Delivery.objects.bulk_create(
-        [Delivery(monitor=monitor, alert=alert, url=url) for url in monitor.webhook_urls], ignore_conflicts=True
-    )
+    """One delivery per webhook URL and e-mail recipient of the alert's monitor, sent by
+    workers after commit (idempotent)."""
+    Delivery.objects.bulk_create(_deliveries(alert.monitor, alert), ignore_conflicts=True)
     _enqueue(Delivery.objects.filter(alert=alert, delivered_at__isnull=True).values_list("pk", flat=True))
 
 
-def webhook_test_send(*, monitor):
-    """A test message to every webhook URL of ``monitor``; returns the deliveries made."""
-    deliveries = Delivery.objects.bulk_create([Delivery(monitor=monitor, url=url) for url in monitor.webhook_urls])
+def monitor_test_message(*, monitor):
+    """A test message to every webhook URL and e-mail recipient of ``monitor``; returns the deliveries made."""
+    deliveries = Delivery.objects.bulk_create(_deliveries(monitor))
     _enqueue([d.pk for d in deliveries])
     return deliveries
 
@@ -105,7 +103,7 @@ def delivery_send(*, delivery_id):
     """Make one attempt at ``delivery_id``; ``True`` when delivered (now or before).
 
     Raises ``DeliveryFailed`` on a transient failure (the caller retries); a refusal by
-    the address rule or a 4xx is recorded and final (``False``).
+    the address rule, a 4xx or an SMTP 5xx is recorded and final (``False``).
     """
     delivery = Delivery.objects.select_related("monitor__project", "alert").filter(pk=delivery_id).first()
     if delivery is None or delivery.delivered_at is not None:
@@ -115,6 +113,11 @@ def delivery_send(*, delivery_id):
     claimed = Delivery.objects.filter(pk=delivery.pk, delivered_at__isnull=True, attempts=delivery.attempts)
     if not claimed.update(attempts=delivery.attempts + 1):
         return False
+    if delivery.channel == Channel.EMAIL:
+        try:
+            return email_send(delivery)
+        except EmailFailed as exc:
+            raise DeliveryFailed(str(exc)) from exc
     try:
         outbound_url_check(delivery.url, field="webhook_urls")
     except DomainError as exc:

@@ -17,8 +17,10 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
+from django.utils import timezone
 
 from datasets.models import Trace
+from evalsite.bulk import datetime_adapter, rows_insert_new
 from evalsite.errors import Invalid, NotFound
 from online.models import OnlineRule, OnlineSample
 from scoring.models import Abstention, ScoringPass
@@ -30,6 +32,9 @@ from scoring.selection.requests import score_request_read
 # than the margin, so it always moves on.
 SCAN_MARGIN = 2_000
 TICK_BATCH = 10_000
+# Batches one tick works through per rule before it lets the next tick (and the other
+# rules) go: 20 x 10,000 runs, far more than one web process ingests between two ticks.
+TICK_MAX_BATCHES = 20
 FILTER_TEXT_FIELDS = ("name", "experiment", "session", "user")
 _DB_FIELDS = {"name": "name", "session": "session_id", "user": "user_id"}
 
@@ -171,35 +176,55 @@ def _record(rule, matched, queue=""):
             )
         except Invalid as exc:
             error = exc.detail
-    taken = set(sampled)
-    OnlineSample.objects.bulk_create(
-        OnlineSample(rule=rule, trace_id=pk, sampled=trace_id in taken, scoring_pass=scoring_pass)
-        for pk, trace_id in matched
-    )
+    taken, pass_id, now = set(sampled), scoring_pass.pk if scoring_pass else None, datetime_adapter()(timezone.now())
+    # COPY, not bulk_create: building 10,000 model instances and their INSERT was most of
+    # a tick's time. Under the rule's lock, with the seen runs left out, every row is new.
+    rows_insert_new(
+        OnlineSample._meta.db_table, ("rule_id", "trace_id", "sampled", "scoring_pass_id", "created_at"),
+        [(rule.pk, pk, trace_id in taken, pass_id, now) for pk, trace_id in matched],
+        unique=("rule_id", "trace_id"), expect_new=True,
+    )  # fmt: skip
     if error != rule.last_error and (error or sampled):
         rule.last_error = error
         rule.save(update_fields=["last_error"])
     return len(sampled)
 
 
-def rule_tick(*, rule_id, queue=""):
-    """Score what arrived for one rule since its last tick; returns ``(matched, sampled)``. Safe to run twice."""
+def _batch_tick(rule_id, queue):
+    """One batch of a rule's tick: ``(matched, sampled, full)``; ``full`` when more runs wait."""
     with transaction.atomic():
         rule = OnlineRule.objects.select_for_update().select_related("project").filter(pk=rule_id).first()
         if rule is None or rule.paused:
-            return 0, 0
-        window = Trace.objects.filter(
-            project_id=rule.project_id, pk__gt=max(0, rule.scanned_pk - SCAN_MARGIN), ingested_at__gte=rule.created_at
-        ).order_by("pk")[:TICK_BATCH]
-        pks = list(window.values_list("pk", flat=True))
+            return 0, 0, False
+        low = max(0, rule.scanned_pk - SCAN_MARGIN)
+        arrived = Trace.objects.filter(project_id=rule.project_id, ingested_at__gte=rule.created_at)
+        pks = list(arrived.filter(pk__gt=low).order_by("pk").values_list("pk", flat=True)[:TICK_BATCH])
         if not pks:
-            return 0, 0
-        seen = OnlineSample.objects.filter(rule=rule, trace_id__in=pks).values("trace_id")
-        matched = _runs_matching(rule, Trace.objects.filter(pk__in=pks).exclude(pk__in=seen))
+            return 0, 0, False
+        # A range, not a list of ids: the batch is every arrived run from low to its last id.
+        batch = arrived.filter(pk__gt=low, pk__lte=pks[-1])
+        seen = OnlineSample.objects.filter(rule=rule, trace_id__gt=low, trace_id__lte=pks[-1]).values("trace_id")
+        matched = _runs_matching(rule, batch.exclude(pk__in=seen))
         sampled = _record(rule, matched, queue) if matched else 0
         if pks[-1] > rule.scanned_pk:
             OnlineRule.objects.filter(pk=rule.pk).update(scanned_pk=pks[-1])
-    return len(matched), sampled
+    return len(matched), sampled, len(pks) == TICK_BATCH
+
+
+def rule_tick(*, rule_id, queue="", max_batches=TICK_MAX_BATCHES):
+    """Score what arrived for one rule since its last tick; returns ``(matched, sampled)``. Safe to run twice.
+
+    Batches of ``TICK_BATCH`` runs, each in its own transaction (its row lock held that
+    long only) with its own pass, until the rule has caught up or ``max_batches`` ran:
+    a burst of arrivals is worked through in one tick instead of one batch per tick.
+    """
+    matched = sampled = 0
+    for _ in range(max_batches):
+        batch_matched, batch_sampled, full = _batch_tick(rule_id, queue)
+        matched, sampled = matched + batch_matched, sampled + batch_sampled
+        if not full:
+            break
+    return matched, sampled
 
 
 def rules_tick(*, queue=""):

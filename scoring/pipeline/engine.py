@@ -86,9 +86,25 @@ _NO_CASE = RunView(
     trace_id="", input=None, output=None, status="ok", error=None, latency_ms=None, cost_cents=None, spans=()
 )
 # Canonical hash and stored JSON of each distinct config content, shared by every plan of
-# the process: a worker scores the same cases' configs chunk after chunk.
+# the process: a worker scores the same cases' configs chunk after chunk (trials, gates,
+# passes again). Bounded by the bytes it holds, not by its entries: a case's config
+# carries its expected answer and schema, a few kilobytes each, and a pass over a
+# million cases must not keep them all.
 _HASHED = {}
-_HASHED_KEPT = 50_000  # about 15 MB at most
+_HASHED_BYTES = [0]
+_HASHED_MAX_BYTES = 16 * 1024 * 1024
+
+
+def _hashed_keep(content, hashed):
+    # A copy of the key of its own size: orjson's output keeps the buffer it grew in
+    # (4 KiB at least), which a million kept keys would make 4 GiB.
+    key = bytes(memoryview(content))
+    size = len(key) + len(hashed[1]) + 250  # key, stored text, hash and the entry
+    if _HASHED_BYTES[0] + size > _HASHED_MAX_BYTES:
+        _HASHED.clear()
+        _HASHED_BYTES[0] = 0
+    _HASHED[key] = hashed
+    _HASHED_BYTES[0] += size
 
 
 _PLAIN = (str, int, bool, type(None))
@@ -163,9 +179,7 @@ class ScoringPlan:
             if hashed is None:
                 digest = hashlib.sha256(content).hexdigest() if _plain(config) else config_hash(config)
                 hashed = (digest, orjson.dumps(config if config is not None else {}).decode())
-                if len(_HASHED) >= _HASHED_KEPT:
-                    _HASHED.clear()
-                _HASHED[content] = hashed
+                _hashed_keep(content, hashed)
             resolved = Resolved(config, *hashed)
             self._by_content[content] = resolved
         return resolved

@@ -8,7 +8,7 @@ from django.test import override_settings
 
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Delivery
-from monitors.webhooks import DeliveryFailed, delivery_send, signature, webhook_test_send
+from monitors.webhooks import DeliveryFailed, delivery_send, monitor_test_message, signature
 from tests.live import ROOT
 from tests.monitors.conftest import runs_create
 from tests.monitors.receiver import webhook_receiver
@@ -91,7 +91,7 @@ def test_a_test_message_is_signed_with_the_monitors_secret(actors, monitor_creat
     with webhook_receiver(secret=monitor.secret) as (url, received):
         monitor.webhook_urls = [url]
         monitor.save()
-        (delivery,) = webhook_test_send(monitor=monitor)
+        (delivery,) = monitor_test_message(monitor=monitor)
         assert delivery_send(delivery_id=delivery.pk) is True
     ((status, body, valid),) = received
     assert (status, valid, orjson.loads(body)["event"]) == (200, True, "test")

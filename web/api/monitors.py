@@ -36,6 +36,10 @@ class MonitorIn(serializers.Serializer):
     min_runs = serializers.JSONField(required=False, help_text="Runs the window needs to decide (default 30).")
     paused = serializers.BooleanField(required=False)
     webhook_urls = serializers.JSONField(required=False, help_text="Up to 10 http(s) URLs each alert is POSTed to.")
+    email_recipients = serializers.JSONField(
+        required=False,
+        help_text="Up to 10 e-mail addresses each alert is sent to (400 while the server has no EMAIL_HOST).",
+    )
 
 
 class MonitorOut(serializers.Serializer):
@@ -58,6 +62,7 @@ class MonitorOut(serializers.Serializer):
     last_low = serializers.FloatField(allow_null=True)
     last_high = serializers.FloatField(allow_null=True)
     webhook_urls = serializers.ListField(child=serializers.CharField())
+    email_recipients = serializers.ListField(child=serializers.CharField())
     secret = serializers.CharField(required=False, help_text="Only to keys with curate: signs webhook bodies.")
     created_at = serializers.DateTimeField()
 

@@ -1,6 +1,7 @@
 """The monitors' pages: the list (admins create and pause), a monitor with its alerts and
 webhook deliveries, and an alert with the runs that drove it, opened as an annotation
-queue. Viewers read; admins create, pause and send a test message; reviewers open an
+queue. Viewers read; admins create, pause and send a test message (to its webhooks and
+e-mail recipients); reviewers open an
 alert's runs as a queue. The form's fields are the API's (``monitors.monitor_rules``);
 its errors come back next to the field."""
 
@@ -11,10 +12,11 @@ from django.views.decorators.http import require_POST
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
+from monitors.emails import email_enabled
 from monitors.models import Direction, Metric
 from monitors.selectors import alert_get, alert_list, alert_runs, delivery_list, monitor_get, monitor_list
 from monitors.services import alert_queue_open, monitor_create, monitor_update
-from monitors.webhooks import webhook_test_send
+from monitors.webhooks import monitor_test_message
 from web.pages.access import page_render, project_page
 
 
@@ -38,6 +40,15 @@ class MonitorForm(forms.Form):
     tags = forms.CharField(max_length=500, required=False, help_text="Comma-separated; every one present.")
     webhook_urls = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                    help_text="One per line: each alert is POSTed there, signed.")  # fmt: skip
+    email_recipients = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                                       help_text="One address per line: each alert is e-mailed there.")  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not email_enabled():
+            field = self.fields["email_recipients"]
+            field.disabled = True
+            field.help_text = "E-mail is off on this server (no EMAIL_HOST; docs/monitors.md)."
 
     def monitor_data(self):
         data = self.cleaned_data
@@ -46,6 +57,8 @@ class MonitorForm(forms.Form):
         run_filter = {"name": data["run_name"], "tags": _split(data["tags"])}
         fields["filter"] = {k: v for k, v in run_filter.items() if v}
         fields["webhook_urls"] = _split(data["webhook_urls"])
+        if data["email_recipients"]:
+            fields["email_recipients"] = _split(data["email_recipients"])
         if data["direction"]:
             fields["direction"] = data["direction"]
         return fields
@@ -57,7 +70,7 @@ _FORM_FIELDS = {"filter.name": "run_name", "filter.tags": "tags"}
 def _render(request, project, form, status=200):
     can_change = request.membership.allows(Role.ADMIN)
     context = {"monitors": monitor_list(project=project), "form": form if can_change else None,
-               "can_change": can_change}  # fmt: skip
+               "can_change": can_change, "email_on": email_enabled()}  # fmt: skip
     return page_render(request, "monitors/monitors.html", context, status=status)
 
 
@@ -110,6 +123,7 @@ def monitor_page(request, project, monitor_id):
         "alerts": alert_list(monitor=monitor)[:50],
         "deliveries": delivery_list(monitor=monitor),
         "can_change": request.membership.allows(Role.ADMIN),
+        "email_on": email_enabled(),
     }
     return page_render(request, "monitors/monitor.html", context)
 
@@ -118,9 +132,10 @@ def monitor_page(request, project, monitor_id):
 @project_page(change_role=Role.ADMIN)
 def monitor_test_send(request, project, monitor_id):
     monitor = monitor_get(project=project, monitor_id=monitor_id)
-    sent = webhook_test_send(monitor=monitor)
+    sent = monitor_test_message(monitor=monitor)
     if sent:
-        messages.success(request, f"A test message is on its way to {len(sent)} webhook(s); see the delivery log.")
+        messages.success(request, f"A test message is on its way to {len(sent)} webhook(s) and e-mail recipient(s); "
+                                  "see the delivery log.")  # fmt: skip
     else:
-        messages.error(request, "This monitor has no webhook URL to send a test to.")
+        messages.error(request, "This monitor has no webhook URL or e-mail recipient to send a test to.")
     return redirect("monitor", slug=project.slug, monitor_id=monitor.pk)
