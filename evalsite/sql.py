@@ -14,7 +14,9 @@ from functools import lru_cache
 
 @lru_cache(maxsize=512)
 def _row_type(columns):
-    return namedtuple("Row", columns)
+    # rename: a column without a usable name (a duplicate, ``?column?``) gets a positional
+    # one (``_2``) instead of failing the query; give it an ``AS`` name to read it.
+    return namedtuple("Row", columns, rename=True)
 
 
 def row_type(cursor):

@@ -212,8 +212,8 @@ def summary_flipped_rows(base_id, candidate_id, scorers, shown):
         # nothing. Set for this statement only.
         cursor.execute(
             "SELECT current_setting('enable_nestloop') AS nestloop, current_setting('jit') AS jit, "
-            "current_setting('work_mem') AS work_mem, set_config('enable_nestloop', 'off', true), "
-            "set_config('jit', 'off', true), set_config('work_mem', '64MB', true)"
+            "current_setting('work_mem') AS work_mem, set_config('enable_nestloop', 'off', true) AS nestloop_off, "
+            "set_config('jit', 'off', true) AS jit_off, set_config('work_mem', '64MB', true) AS work_mem_set"
         )
         before = row_named(cursor)
         cursor.execute(FLIPS, params)
