@@ -22,7 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from evalsite.sql import row_named, rows_named
+from evalsite.sql import row_named, rows_named, rows_with_columns
 
 
 def is_postgresql():
@@ -104,7 +104,7 @@ def rows_insert_new(table, columns, rows, *, unique, expect_new=False):
         return inserted
 
 
-def rows_select_by_ids(sql, ids, params=()):
+def rows_select_by_ids(sql, ids, params=(), *, positions=False):
     """Run ``sql`` for a batch of integer ``ids``; returns the rows (named tuples of the query's columns).
 
     ``sql`` is a query whose ``WHERE`` names the id column followed by ``{ids}``
@@ -114,9 +114,11 @@ def rows_select_by_ids(sql, ids, params=()):
     index lookup per id whatever the table's statistics say (a table that a large pass
     is filling has none yet, and the planner would read it whole for every batch).
     Other databases: ``IN (...)``. A query with ``GROUP BY`` the id column works on both.
+    ``positions=True`` (hot loops): ``(rows as plain tuples, columns)``, the columns'
+    positions by name (``evalsite.sql.columns_of``; None when there is no row).
     """
     if not ids:
-        return []
+        return ([], None) if positions else []
     with connection.cursor() as cursor:
         if is_postgresql():
             # OFFSET 0 keeps the planner from flattening the lateral query into a hash
@@ -128,7 +130,7 @@ def rows_select_by_ids(sql, ids, params=()):
             )
         else:
             cursor.execute(sql.replace("{ids}", f"IN ({', '.join(['%s'] * len(ids))})"), [*ids, *params])
-        return rows_named(cursor)
+        return rows_with_columns(cursor) if positions else rows_named(cursor)
 
 
 def rows_lock(table, ids):

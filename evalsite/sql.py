@@ -4,8 +4,7 @@ A raw query's rows come back from the driver as tuples; reading them by position
 (``row[3]``) breaks silently when a column is added to the ``SELECT``. ``rows_named``
 and ``row_named`` give each row as a named tuple whose fields are the query's column
 names (``cursor.description``; give computed columns an ``AS`` name). The row type is
-built once per column list, and a named tuple costs about what the tuple did, so the
-scoring hot paths read their rows this way too.
+built once per column list. The hot loops (``columns_of``) read plain rows through the positions of their columns, by name.
 """
 
 from collections import namedtuple
@@ -22,6 +21,24 @@ def _row_type(columns):
 def row_type(cursor):
     """The named-tuple type of ``cursor``'s rows (after ``execute``)."""
     return _row_type(tuple(column[0] for column in cursor.description))
+
+
+def columns_of(cursor):
+    """Where each of ``cursor``'s columns is, by name (``cols.trace_id`` is 0, ...).
+
+    For the loops over hundreds of thousands of rows (a pass's spans and scores): the
+    rows stay the driver's tuples, read as ``row[cols.name]`` (or through a local taken
+    from it), which costs no more than a literal position; a named tuple per row costs
+    about a microsecond each.
+    """
+    names = tuple(column[0] for column in cursor.description)
+    return _row_type(names)._make(range(len(names)))
+
+
+def rows_with_columns(cursor):
+    """``(rows, columns)``: the remaining rows as the driver's tuples and ``columns_of`` them (None without a row)."""
+    rows = cursor.fetchall()
+    return rows, (columns_of(cursor) if rows else None)
 
 
 def rows_named(cursor):

@@ -72,27 +72,35 @@ def runs_load(trace_pks, *, spans=True, content=True):
 def _spans(trace_pks):
     """``{trace pk: [SpanView]}`` in execution order: start time (spans without one last), then the client's order."""
     q = connection.ops.quote_name
-    rows = rows_select_by_ids(
+    rows, c = rows_select_by_ids(
         f"SELECT trace_id, span_id, parent_span_id, kind, name, input, output, status, error, latency_ms, "
         f"cost_cents, position, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
         trace_pks,
+        positions=True,
     )
-    rows.sort(key=lambda r: (r.trace_id, r.started_at is None, r.started_at or 0, r.position))
     spans = {}
+    if not rows:
+        return spans
+    # Many rows: the driver's tuples, each column read at its position, taken by name once.
+    trace, span_id, parent, kind, name = c.trace_id, c.span_id, c.parent_span_id, c.kind, c.name
+    inp, out, status, error, latency, cost, position, started = (
+        c.input, c.output, c.status, c.error, c.latency_ms, c.cost_cents, c.position, c.started_at,
+    )  # fmt: skip
+    rows.sort(key=lambda r: (r[trace], r[started] is None, r[started] or 0, r[position]))
     for row in rows:
-        spans.setdefault(row.trace_id, []).append(
+        spans.setdefault(row[trace], []).append(
             SpanView(
-                span_id=row.span_id,
-                parent_id=row.parent_span_id,
-                kind=row.kind,
-                name=row.name,
-                input=_json(row.input),
-                output=_json(row.output),
-                status=row.status,
-                error=row.error,
-                latency_ms=row.latency_ms,
-                cost_cents=None if row.cost_cents is None else float(row.cost_cents),
-                position=row.position,
+                span_id=row[span_id],
+                parent_id=row[parent],
+                kind=row[kind],
+                name=row[name],
+                input=_json(row[inp]),
+                output=_json(row[out]),
+                status=row[status],
+                error=row[error],
+                latency_ms=row[latency],
+                cost_cents=None if row[cost] is None else float(row[cost]),
+                position=row[position],
             )
         )
     return spans
@@ -101,15 +109,19 @@ def _spans(trace_pks):
 def tool_names(trace_pks):
     """``{trace pk: [tool names]}`` in execution order, reading only the tool spans' names."""
     q = connection.ops.quote_name
-    rows = rows_select_by_ids(
+    rows, c = rows_select_by_ids(
         f"SELECT trace_id, name, position, started_at FROM {q(Span._meta.db_table)} "
         f"WHERE kind = 'tool' AND trace_id {{ids}}",
         list(trace_pks),
+        positions=True,
     )
-    rows.sort(key=lambda r: (r.trace_id, r.started_at is None, r.started_at or 0, r.position))
     names = {}
+    if not rows:
+        return names
+    trace, name, position, started = c.trace_id, c.name, c.position, c.started_at
+    rows.sort(key=lambda r: (r[trace], r[started] is None, r[started] or 0, r[position]))
     for row in rows:
-        names.setdefault(row.trace_id, []).append(row.name)
+        names.setdefault(row[trace], []).append(row[name])
     return names
 
 
