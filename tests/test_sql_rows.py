@@ -4,7 +4,10 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("checks", "datasets", "evalsite", "gating", "lifecycle", "monitors", "online", "scoring", "web")
+# Every package of the product (not the benchmarks, the client, the examples or the tests).
+APPS = sorted(
+    p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name not in ("bench", "client", "examples", "tests")
+)
 FETCH = re.compile(r"\.fetch(all|one|many)\(")
 
 
@@ -18,6 +21,10 @@ def test_no_app_module_fetches_rows_but_through_evalsite_sql():
                 if FETCH.search(line):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == [], "read rows with evalsite.sql.rows_named / row_named:\n" + "\n".join(offenders)
+
+
+def test_the_rule_looks_at_every_app():
+    assert {"evalsite", "datasets", "scoring", "gating", "web"} <= set(APPS)
 
 
 def test_the_rule_would_see_a_positional_read():
