@@ -36,7 +36,10 @@ class Command(BaseCommand):
         stop_with_us = _stopped_with_parent(os.getpid())
 
         def start(name):
-            return subprocess.Popen(commands[name], cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
+            # A process group of their own: Ctrl-C in the terminal reaches serve alone, which
+            # then sends each one the single signal that stops it (_stop_all); otherwise the
+            # worker would get SIGINT (a warm shutdown, finishing its tasks) and gunicorn two.
+            return subprocess.Popen(commands[name], cwd=settings.BASE_DIR, preexec_fn=stop_with_us, process_group=0)
 
         processes = {name: start(name) for name in commands}
         self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker and beat. Ctrl-C stops them all.")
