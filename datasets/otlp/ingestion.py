@@ -50,6 +50,7 @@ from datasets.run_schema import MAX_SPANS_PER_RUN
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, rows_insert
 from evalsite.metrics import RUNS_INGESTED, counted_on_commit
 from evalsite.quota import quota_reserve
+from evalsite.sql import rows_named
 
 RETRY_AFTER_SECONDS = 1
 _CHUNK = 500
@@ -215,7 +216,7 @@ def _traces_create(project, starts):
                 f"INSERT INTO {table} ({columns}) VALUES {placeholders} ON CONFLICT DO NOTHING RETURNING {returning}",
                 params,
             )
-            created += [row[0] for row in cursor.fetchall()]
+            created += [row.trace_id for row in rows_named(cursor)]
     return created
 
 
