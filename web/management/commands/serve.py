@@ -103,8 +103,9 @@ class Restarts:
 # taken, which on a pass took half a minute. Nothing is lost: the messages it took and
 # did not finish go back to the broker, and a chunk it was scoring is sent again by the
 # sweeper once its lease runs out (docs/architecture.md). Whatever is still up after
-# STOP_SECONDS is killed.
-GRACEFUL_SECONDS, STOP_SECONDS = 5, 9
+# STOP_SECONDS is killed: the worker's main process can linger seconds after its cold
+# shutdown has put its messages back, with nothing left to do.
+GRACEFUL_SECONDS, STOP_SECONDS = 5, 6
 STOP_SIGNALS = {"worker": signal.SIGQUIT}
 
 
