@@ -227,6 +227,9 @@ if REDIS_URL:
     }
 else:
     CELERY_BROKER_URL = "filesystem://localhost/"
+    # kombu's filesystem transport with atomic writes, and a reader that leaves a
+    # half-written message file for later instead of dying on it (evalsite/filesystem_broker.py).
+    CELERY_BROKER_TRANSPORT = "evalsite.filesystem_broker:Transport"
     for folder in ("queue", "control"):
         (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -20,11 +21,12 @@ def _alive(pid):
     return state != "Z"
 
 
-def _serve(port, tmp_path):
-    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 - closed by the caller
+def _serve(port, tmp_path, *, env=None, own_session=False, log_name="serve.log"):
+    log = open(tmp_path / log_name, "w")  # noqa: SIM115 - closed by the caller
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--web-workers", "1"],
-        cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT, env=child_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=own_session,  # a terminal of its own: Ctrl-C reaches every process in it
     )  # fmt: skip
     return serve, log
 
@@ -106,4 +108,57 @@ def test_a_worker_killed_outright_is_started_again_and_the_site_answers_througho
         log.flush()
         assert "The worker process exited with -9; starting it again in 1 s." in (tmp_path / "serve.log").read_text()
     finally:
+        _cleaned_up(serve, seen, log)
+
+
+def test_ctrl_c_with_a_pass_running_stops_everything_within_10_s_and_the_pass_completes_after_a_restart(
+    transactional_db, actors, tmp_path
+):
+    from scoring.models import PassStatus, ScoringPass
+    from scoring.passes.services import pass_start
+    from tests.scoring.test_worker_crash import _runs_create
+
+    _runs_create(actors.acme, 3000)
+    env = {"EVALSITE_QUEUE": f"serve-{os.getpid()}-{free_port()}", "EVALSITE_CHUNK_LEASE_SECONDS": 5}
+    serve, log = _serve(free_port(), tmp_path, env=env, own_session=True)
+    seen = []
+    try:
+        wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
+        scoring_pass = pass_start(
+            project=actors.acme, data={"scorers": ["answered", "exact_match"], "limit": 3000}, chunk_runs=200,
+            queue=env["EVALSITE_QUEUE"],
+        )  # fmt: skip
+        wait_for(lambda: ScoringPass.objects.get(pk=scoring_pass.pk).done > 0, timeout=120, interval=0.05,
+                 what="the pass to be under way")  # fmt: skip
+        seen = [*children_of(serve.pid), *(c for p in children_of(serve.pid) for c in children_of(p))]
+        os.killpg(serve.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
+        started, gone = time.monotonic(), {}
+        names = {pid: _cmdline(pid)[:80] for pid in seen}
+
+        def all_gone():
+            for pid in seen:
+                if pid not in gone and not _alive(pid):
+                    gone[pid] = time.monotonic() - started
+            return serve.poll() is not None and len(gone) == len(seen)
+
+        wait_for(all_gone, timeout=30, interval=0.05, what="every process to exit")
+        took = time.monotonic() - started
+        exits = "\n".join(f"{gone[pid]:.1f} s {names[pid]}" for pid in seen)
+        log.flush()
+        output = (tmp_path / "serve.log").read_text()
+        assert took < 10, f"stopping took {took:.1f} s:\n{exits}\n{output[-1500:]}"
+        assert "SIGKILL" not in output
+        assert ScoringPass.objects.get(pk=scoring_pass.pk).status != PassStatus.DONE, "nothing was left queued"
+    finally:
+        _cleaned_up(serve, seen, log)
+
+    serve, log = _serve(free_port(), tmp_path, env=env, own_session=True, log_name="serve-again.log")
+    try:
+        wait_for(lambda: ScoringPass.objects.get(pk=scoring_pass.pk).status == PassStatus.DONE, timeout=240,
+                 what="the pass to complete after the restart")  # fmt: skip
+        assert ScoringPass.objects.get(pk=scoring_pass.pk).done == 3000
+    finally:
+        seen = [*children_of(serve.pid)]
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=60)
         _cleaned_up(serve, seen, log)

@@ -24,7 +24,8 @@ class Command(BaseCommand):
         timeout = str(settings.EVALSITE_REQUEST_TIMEOUT_SECONDS + 30)
         commands = {
             "web": [python, "-m", "gunicorn", "evalsite.wsgi", "--bind", f"{host}:{port}", "--workers",
-                    str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout],
+                    str(web_workers), "--threads", "4", "--worker-class", "gthread", "--timeout", timeout,
+                    "--graceful-timeout", str(GRACEFUL_SECONDS)],
             "worker": [python, "-m", "celery", "-A", "evalsite", "worker", "--loglevel", "INFO",
                        "--concurrency", str(worker_concurrency), "--without-gossip", "--without-mingle"],
             # Beat sends the monitors' evaluation every minute (docs/monitors.md).
@@ -35,7 +36,10 @@ class Command(BaseCommand):
         stop_with_us = _stopped_with_parent(os.getpid())
 
         def start(name):
-            return subprocess.Popen(commands[name], cwd=settings.BASE_DIR, preexec_fn=stop_with_us)
+            # A process group of their own: Ctrl-C in the terminal reaches serve alone, which
+            # then sends each one the single signal that stops it (_stop_all); otherwise the
+            # worker would get SIGINT (a warm shutdown, finishing its tasks) and gunicorn two.
+            return subprocess.Popen(commands[name], cwd=settings.BASE_DIR, preexec_fn=stop_with_us, process_group=0)
 
         processes = {name: start(name) for name in commands}
         self.stdout.write(f"Serving on http://{host}:{port}/ with one Celery worker and beat. Ctrl-C stops them all.")
@@ -45,14 +49,7 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         finally:
-            for process in processes.values():
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in processes.values():
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            _stop_all(processes)
         sys.exit(exit_code)
 
     def _supervise(self, processes, start):
@@ -99,6 +96,30 @@ class Restarts:
         self.down_since, self.up_since = None, now
         self.backoff = min(self.backoff * 2, MAX_BACKOFF)
         return True
+
+
+# Stopping: the web server finishes its requests for up to GRACEFUL_SECONDS; the worker
+# stops at once (SIGQUIT, Celery's cold shutdown) rather than finishing every task it has
+# taken, which on a pass took half a minute. Nothing is lost: the messages it took and
+# did not finish go back to the broker, and a chunk it was scoring is sent again by the
+# sweeper once its lease runs out (docs/architecture.md). Whatever is still up after
+# STOP_SECONDS is killed: the worker's main process can linger seconds after its cold
+# shutdown has put its messages back, with nothing left to do.
+GRACEFUL_SECONDS, STOP_SECONDS = 5, 6
+STOP_SIGNALS = {"worker": signal.SIGQUIT}
+
+
+def _stop_all(processes):
+    for name, process in processes.items():
+        if process.poll() is None:
+            process.send_signal(STOP_SIGNALS.get(name, signal.SIGTERM))
+    deadline = time.monotonic() + STOP_SECONDS
+    for process in processes.values():
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _interrupt(signum, frame):
