@@ -31,7 +31,7 @@ from gating.evaluation import gate_request
 from gating.models import GateRun
 from gating.policies import policy_for, policy_update
 from gating.revisions import policy_revisions, revision_as_dict
-from gating.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
+from gating.selectors import floor_changes_recent, gate_cases, gate_run_answer, gate_run_get, gate_run_list
 from web.api.gate_schema import (
     GateAccepted,
     GateCase,
@@ -112,7 +112,7 @@ class GatePolicyIO(serializers.Serializer):
 
 
 def _policy_out(policy):
-    changes = policy.floor_changes.all()[:20] if policy.pk else []
+    changes = floor_changes_recent(policy=policy, limit=20)
     return {
         "dataset": policy.dataset.name,
         "min_pass_rate": policy.min_pass_rate,

@@ -14,6 +14,7 @@ from datasets.case_selectors import (
     ALL_STATUSES,
     case_get,
     case_list,
+    case_recent_runs,
     case_revisions,
     dataset_get,
     dataset_list,
@@ -190,7 +191,7 @@ def case_page(request, project, case_id):
             "form": form,
             "revisions": list(case_revisions(case=case)),
             "gated": case_runs(project=project, case=case),
-            "runs": list(case.runs.select_related("experiment").order_by("-started_at", "-id")[:RECENT_RUNS]),
+            "runs": case_recent_runs(case=case, limit=RECENT_RUNS),
         },
         status=400 if form.errors else 200,
     )
@@ -205,9 +206,8 @@ def review_page(request, project):
         chosen = next((d for d in datasets if d.name == request.POST.get("dataset")), None)
         queue = queue_for_cases(project=project, dataset=chosen)
         return redirect("queue", slug=project.slug, queue_id=queue.pk)
-    cases = review_queue(project=project)
     cases, newer, older = cursor_page(
-        request, cases.filter(dataset=chosen) if chosen else cases, ordering=("id",), page_size=CASES_PER_PAGE
+        request, review_queue(project=project, dataset=chosen), ordering=("id",), page_size=CASES_PER_PAGE
     )
     return page_render(
         request,

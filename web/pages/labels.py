@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from gating.models import GatePolicy
+from gating.selectors import gate_policy_list
 from scoring.judge.calibration import advisory_reason, agreement, disagreements
 from scoring.labels import (
     label_authors,
@@ -136,9 +136,9 @@ def agreement_page(request, project):
             messages.error(request, exc.detail)
             return redirect("agreement", slug=project.slug)
         return redirect("queue", slug=project.slug, queue_id=queue.pk)
-    policies = list(GatePolicy.objects.filter(dataset__project=project).select_related("dataset"))
+    policies = gate_policy_list(project=project)
     criteria = []
-    for config in label_config_list(project=project, include_archived=False).filter(criterion=True):
+    for config in label_config_list(project=project, include_archived=False, criteria_only=True):
         found = agreement(project=project, criterion=config.name)
         criteria.append(
             {

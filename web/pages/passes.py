@@ -6,7 +6,7 @@ score, then start it. The request is checked by the same rules as ``POST /v1/api
 from django import forms
 from django.shortcuts import redirect
 
-from datasets.experiments import experiment_list
+from datasets.experiments import experiment_names
 from evalsite.errors import DomainError
 from scoring.passes.services import pass_start
 from scoring.selection.catalog import catalog_for
@@ -43,7 +43,7 @@ class PassForm(forms.Form):
 @project_page
 def pass_new_page(request, project):
     catalog = catalog_for(project)
-    experiments = list(experiment_list(project=project).order_by("-created_at").values_list("name", flat=True))
+    experiments = experiment_names(project=project)
     data = request.POST if request.method == "POST" else (request.GET if "scorers" in request.GET else None)
     form = PassForm(data, scorer_ids=list(catalog.scorers), experiments=experiments)
     count = None

@@ -10,7 +10,6 @@ of ``queue.js`` only press those forms' buttons.
 """
 
 from django.contrib import messages
-from django.db import transaction
 from django.shortcuts import redirect
 
 from datasets.cases import case_update
@@ -25,12 +24,12 @@ from scoring.review.queue import (
     queue_filter_create,
     queue_filter_get,
     queue_filter_list,
+    queue_first_open,
     queue_for_cases,
     queue_item_finish,
     queue_item_holder,
     queue_item_load,
     queue_item_state,
-    queue_open,
     queue_previous,
     queue_progress,
 )
@@ -67,7 +66,7 @@ def queue_next(request, project, queue_id):
     if can_curate(request):
         item = queue_claim_next(queue=queue, user=request.user)
     else:
-        item = queue_open(queue).values_list("pk", flat=True).first()
+        item = queue_first_open(queue)
     if item is None:
         return page_render(request, "queue/done.html", {"queue": queue, "progress": queue_progress(queue)})
     return redirect("queue-item", slug=project.slug, queue_id=queue.pk, item=item)
@@ -137,8 +136,7 @@ def _save_expected(request, queue, case):
     if form.is_valid():
         data = {k: v for k, v in form.case_data().items() if k in ("expected_output", "version")}
         try:
-            with transaction.atomic():
-                case, _ = case_update(case=case, data=data, by=request.user)
+            case, _ = case_update(case=case, data=data, by=request.user)
         except DomainError as exc:
             errors_show(form, exc)
             return None
