@@ -31,8 +31,9 @@ from scoring.review.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs
-from web.pages.forms import CaseForm, DatasetForm, ImportForm, errors_show
+from web.pages.forms import CaseForm, DatasetForm, ImportForm
 from web.pages.policy import policy_apply, policy_context, policy_form
+from web.pages.refusals import refusal
 
 CASES_PER_PAGE = 100
 STATUS_TABS = [CaseStatus.ACTIVE, CaseStatus.DRAFT, CaseStatus.ARCHIVED, ALL_STATUSES]
@@ -43,11 +44,9 @@ RECENT_RUNS = 10
 def datasets_page(request, project):
     form = DatasetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form) as refused:
             dataset = dataset_create(project=project, data=form.dataset_data())
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Dataset {dataset.name} created. Capture runs into it from the Runs page.")
             return redirect("dataset", slug=project.slug, name=dataset.name)
     return page_render(
@@ -130,11 +129,9 @@ def case_new(request, project, name):
     if request.method == "POST" and form.is_valid():
         data = form.case_data()
         data.pop("version", None)
-        try:
+        with refusal(form) as refused:
             case = case_create(dataset=dataset, data=data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Case {case.name} created.")
             return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(
@@ -146,13 +143,10 @@ def _quarantine_set(request, case, quarantined):
     data = {"quarantined": quarantined}
     if quarantined:
         data["quarantine_reason"] = (request.POST.get("quarantine_reason") or "").strip()
-    try:
+    with refusal(request=request, prefix=f"Case {case.name} was not quarantined: ") as refused:
         case, changed = case_update(case=case, data=data, by=request.user)
-    except DomainError as exc:
-        messages.error(request, f"Case {case.name} was not quarantined: {exc.detail}")
-    else:
-        if changed:
-            messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
+    if not refused and changed:
+        messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
     return redirect("case", slug=case.dataset.project.slug, case_id=case.pk)
 
 
@@ -164,23 +158,18 @@ def case_page(request, project, case_id):
         action = request.POST.get("action", "save")
         if action in ("archive", "restore"):
             change = case_archive if action == "archive" else case_restore
-            try:
+            with refusal(request=request) as refused:
                 case, changed = change(case=case, by=request.user)
-            except DomainError as exc:
-                messages.error(request, exc.detail)
-            else:
-                if changed:
-                    messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
+            if not refused and changed:
+                messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
             return redirect("case", slug=project.slug, case_id=case.pk)
         if action in ("quarantine", "release"):
             return _quarantine_set(request, case, action == "quarantine")
         form = CaseForm(request.POST)
         if form.is_valid():
-            try:
+            with refusal(form) as refused:
                 case, changed = case_update(case=case, data=form.case_data(), by=request.user)
-            except DomainError as exc:
-                errors_show(form, exc)
-            else:
+            if not refused:
                 messages.success(request, f"Saved as version {case.version}." if changed else "Nothing changed.")
                 return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(

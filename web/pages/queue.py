@@ -36,20 +36,19 @@ from scoring.review.queue import (
 from scoring.selectors import run_scores
 from web.pages.access import can_curate, page_render, project_page
 from web.pages.diffs import value_diff
-from web.pages.forms import CaseForm, errors_show
+from web.pages.forms import CaseForm
 from web.pages.label_forms import LabelForm
 from web.pages.queue_forms import QueueFilterForm
+from web.pages.refusals import refusal
 
 
 @project_page
 def queue_list(request, project):
     form = QueueFilterForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form) as refused:
             queue = queue_filter_create(project=project, data=form.cleaned_data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Queue {queue.name} saved.")
             return redirect("queue", slug=project.slug, queue_id=queue.pk)
     queues = list(queue_filter_list(project=project))
@@ -113,11 +112,10 @@ def _act(request, queue, subject, holder):
         request.label_form = form
         if form.is_valid():
             author = {"name": request.user.get_username(), "by": "user"}
-            try:
+            with refusal(form) as refused:
                 labels_write(project=queue.project, trace=subject, values=form.values(),
                              comment=form.cleaned_data["comment"], author=author)  # fmt: skip
-            except DomainError as exc:
-                errors_show(form, exc)
+            if refused:
                 return None
             return _finish(request, queue, subject.pk, Outcome.LABELLED, f"Labelled {subject.trace_id}.")
         return None
@@ -135,21 +133,18 @@ def _save_expected(request, queue, case):
         form.add_error("expected_output", "Write the expected answer, or skip this case.")
     if form.is_valid():
         data = {k: v for k, v in form.case_data().items() if k in ("expected_output", "version")}
-        try:
+        with refusal(form) as refused:
             case, _ = case_update(case=case, data=data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
+        if refused:
             return None
         return _finish(request, queue, case.pk, Outcome.EDITED, f"Saved the expected answer of {case.name}.")
     return None
 
 
 def _finish(request, queue, item, outcome, text):
-    try:
+    with refusal(request=request) as refused:
         queue_item_finish(queue=queue, item=item, user=request.user, outcome=outcome)
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
+    if not refused:
         messages.success(request, text)
     return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
 

@@ -11,7 +11,6 @@ from django.shortcuts import redirect
 from datasets.capture import MAX_TRACES_PER_CAPTURE
 from datasets.case_selectors import cases_from_run, dataset_list
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
-from evalsite.errors import DomainError
 from scoring.feedback import run_feedback
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
@@ -27,10 +26,11 @@ from scoring.selectors import (
     runs_sorted,
 )
 from web.pages.access import cursor_page, page_links, page_render, project_page
-from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
+from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm
 from web.pages.label_forms import LabelForm
 from web.pages.labels import run_label_post
 from web.pages.queue import queue_after_capture
+from web.pages.refusals import refusal
 from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
@@ -46,7 +46,7 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     (a run that failed a check is kept from becoming its own reference: ``scoring.review.capture_guard``).
     One transaction: the new dataset and every new case are written, or nothing is.
     """
-    try:
+    with refusal(form):
         return cases_capture_into(
             project=project,
             data=data,
@@ -55,9 +55,7 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
             new_dataset_name=form.cleaned_data.get("new_dataset"),
             max_runs=max_runs,
         )
-    except DomainError as exc:
-        errors_show(form, exc)
-        return None
+    return None
 
 
 def _captured_message(request, dataset, captured, skipped, matching=None):
