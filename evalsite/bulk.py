@@ -9,7 +9,8 @@ already in the column's database form (see ``datetime_adapter`` and ``db_json``)
 (spans of a run) can be written in the same pass as their parents.
 ``rows_insert_new`` writes only the rows that do not collide with a unique constraint
 and says how many it wrote, so a retried batch inserts nothing twice.
-``rows_select_by_ids`` reads the rows of a batch of ids as one index lookup per id;
+``rows_select_by_ids`` reads the rows of a batch of ids as one index lookup per id (each
+a named tuple of its columns, ``evalsite.sql``);
 ``rows_lock`` locks a batch of rows for the rest of the transaction.
 """
 
@@ -21,6 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from evalsite.sql import row_named, rows_named, rows_with_columns
 from evalsite.vendor import is_postgresql
 
 
@@ -99,8 +101,8 @@ def rows_insert_new(table, columns, rows, *, unique, expect_new=False):
         return inserted
 
 
-def rows_select_by_ids(sql, ids, params=()):
-    """Run ``sql`` for a batch of integer ``ids``; returns the rows (a list of tuples).
+def rows_select_by_ids(sql, ids, params=(), *, positions=False):
+    """Run ``sql`` for a batch of integer ``ids``; returns the rows (named tuples of the query's columns).
 
     ``sql`` is a query whose ``WHERE`` names the id column followed by ``{ids}``
     (``... WHERE trace_id {ids} AND x = %s``), before any other placeholder;
@@ -109,9 +111,11 @@ def rows_select_by_ids(sql, ids, params=()):
     index lookup per id whatever the table's statistics say (a table that a large pass
     is filling has none yet, and the planner would read it whole for every batch).
     Other databases: ``IN (...)``. A query with ``GROUP BY`` the id column works on both.
+    ``positions=True`` (hot loops): ``(rows as plain tuples, columns)``, the columns'
+    positions by name (``evalsite.sql.columns_of``; None when there is no row).
     """
     if not ids:
-        return []
+        return ([], None) if positions else []
     with connection.cursor() as cursor:
         if is_postgresql():
             # OFFSET 0 keeps the planner from flattening the lateral query into a hash
@@ -123,7 +127,7 @@ def rows_select_by_ids(sql, ids, params=()):
             )
         else:
             cursor.execute(sql.replace("{ids}", f"IN ({', '.join(['%s'] * len(ids))})"), [*ids, *params])
-        return cursor.fetchall()
+        return rows_with_columns(cursor) if positions else rows_named(cursor)
 
 
 def rows_lock(table, ids):
@@ -145,7 +149,7 @@ def rows_lock(table, ids):
         else:
             placeholders = ", ".join(["%s"] * len(ids))
             cursor.execute(f"SELECT id FROM {q(table)} WHERE id IN ({placeholders}) ORDER BY id", list(ids))
-        return [row[0] for row in cursor.fetchall()]
+        return [row.id for row in rows_named(cursor)]
 
 
 def ids_allocate(model, count):
@@ -162,14 +166,14 @@ def ids_allocate(model, count):
     with connection.cursor() as cursor:
         if is_postgresql():
             cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) AS id FROM generate_series(1, %s)",
                 [table, pk, count],
             )
-            return [row[0] for row in cursor.fetchall()]
+            return [row.id for row in rows_named(cursor)]
         cursor.execute(
-            f"SELECT COALESCE(MAX({connection.ops.quote_name(pk)}), 0) FROM {connection.ops.quote_name(table)}"
+            f"SELECT COALESCE(MAX({connection.ops.quote_name(pk)}), 0) AS top FROM {connection.ops.quote_name(table)}"
         )
-        start = cursor.fetchone()[0] + 1
+        start = row_named(cursor).top + 1
         return list(range(start, start + count))
 
 

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "online",
     "monitors",
     "lifecycle",
+    "harvest",
     "web",
     "axes",
 ]
@@ -263,6 +264,8 @@ EVALSITE_CHUNK_LEASE_SECONDS = env_int("EVALSITE_CHUNK_LEASE_SECONDS", 20, minim
 # run's arrival to its online scores is about this plus the pass.
 EVALSITE_ONLINE_TICK_SECONDS = env_int("EVALSITE_ONLINE_TICK_SECONDS", 5, minimum=1, maximum=300)
 # Seconds between two heartbeats of a worker (/healthz lists workers seen in 5 minutes).
+# Seconds between two looks of the failure groups at the runs scored since (harvest.tasks).
+EVALSITE_HARVEST_TICK_SECONDS = env_int("EVALSITE_HARVEST_TICK_SECONDS", 30, minimum=1, maximum=3600)
 EVALSITE_HEARTBEAT_SECONDS = env_int("EVALSITE_HEARTBEAT_SECONDS", 30, minimum=1, maximum=240)
 # Seconds between two retention sweeps sent by each worker (lifecycle.retention);
 # each sweep deletes at most a bounded number of expired runs per project.

@@ -4,7 +4,8 @@ from django.contrib import admin
 from evalsite.errors import DomainError
 from evalsite.models import Membership, Role
 from gating.models import FloorChange, GatePolicy, GateRun, PolicyRevision
-from gating.policies import POLICY_FIELDS, floor_lower, policy_update
+from gating.policies import floor_lower, policy_update
+from gating.policy_fields import POLICY_FIELDS
 
 
 class FloorChangeInline(admin.TabularInline):

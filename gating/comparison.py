@@ -33,6 +33,7 @@ from django.db.models.functions import Cast
 from checks.stats import mcnemar_p, wilson_interval
 from datasets.models import GoldenCase, Trace
 from evalsite.broker import BROKER_ERRORS
+from evalsite.sql import rows_named
 from evalsite.vendor import byte_order_collation, is_postgresql
 from gating.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
@@ -270,7 +271,7 @@ def _flipped_rows(base, candidate, scorers):
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, FLIPS_SHOWN])
-        return cursor.fetchall()
+        return rows_named(cursor)
 
 
 def _flips(base, candidate, scorers, summarized):
@@ -278,21 +279,22 @@ def _flips(base, candidate, scorers, summarized):
         rows = summary_flipped_rows(base.pk, candidate.pk, scorers, FLIPS_SHOWN)
     else:
         rows = _flipped_rows(base, candidate, scorers)
-    names = dict(GoldenCase.objects.filter(pk__in={r[1] for r in rows}).values_list("pk", "name"))
-    trace_ids = dict(Trace.objects.filter(pk__in={t for r in rows for t in r[3:5]}).values_list("pk", "trace_id"))
+    names = dict(GoldenCase.objects.filter(pk__in={r.case_id for r in rows}).values_list("pk", "name"))
+    traces = {t for r in rows for t in (r.b_trace, r.c_trace)}
+    trace_ids = dict(Trace.objects.filter(pk__in=traces).values_list("pk", "trace_id"))
     result = {"pass_to_fail": [], "fail_to_pass": [], "pass_to_fail_count": 0, "fail_to_pass_count": 0}
-    for was_ok, case_id, scorer, base_trace, candidate_trace, total in rows:
-        direction = "pass_to_fail" if was_ok else "fail_to_pass"
+    for row in rows:
+        direction = "pass_to_fail" if row.b_ok else "fail_to_pass"
         result[direction].append(
             {
-                "case_id": case_id,
-                "case": names.get(case_id),
-                "scorer": scorer,
-                "base_trace_id": trace_ids.get(base_trace),
-                "candidate_trace_id": trace_ids.get(candidate_trace),
+                "case_id": row.case_id,
+                "case": names.get(row.case_id),
+                "scorer": row.scorer,
+                "base_trace_id": trace_ids.get(row.b_trace),
+                "candidate_trace_id": trace_ids.get(row.c_trace),
             }
         )
-        result[f"{direction}_count"] = total
+        result[f"{direction}_count"] = row.total
     return {key: result[key] for key in ("pass_to_fail", "pass_to_fail_count", "fail_to_pass", "fail_to_pass_count")}
 
 

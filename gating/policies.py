@@ -11,14 +11,10 @@ from django.db import transaction
 
 from evalsite.errors import Conflict, Invalid
 from gating.models import FloorChange, GatePolicy, PolicyRevision
+from gating.policy_fields import POLICY_FIELDS
 from gating.revisions import policy_changes, revision_authorise, revision_record
 from scoring.labels import label_config_list
 from scoring.selection.catalog import catalog_for
-
-POLICY_FIELDS = (
-    "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "input_match", "baseline",
-)  # fmt: skip
 
 
 def policy_for(dataset):

@@ -10,61 +10,15 @@ moved to an experiment whose latest pass rate on the dataset is lower (or unknow
 
 Loosening takes an admin (a key with the ``admin`` scope, or a project admin in the
 pages) and a written reason; any other change takes ``curate``. Every change, either
-way, is a ``PolicyRevision`` written with the policy in one transaction.
+way, is a ``PolicyRevision`` written with the policy in one transaction. Which direction
+loosens each field is declared with the field, in ``gating.policy_fields``.
 """
 
 from evalsite.errors import Invalid, ScopeMissing
 from evalsite.models import Membership, Role
 from evalsite.scopes import ADMIN, key_has_scope
 from gating.models import GateRun, PolicyRevision
-
-
-def _lower(old, new):
-    return new < old
-
-
-def _higher(old, new):
-    return new > old
-
-
-def _none_loosest_higher(old, new):
-    return old is not None and (new is None or new > old)
-
-
-def _none_loosest_lower(old, new):
-    return old is not None and (new is None or new < old)
-
-
-def _turned_off(old, new):
-    return bool(old) and not new
-
-
-def _removed(old, new):
-    return bool(set(old) - set(new))
-
-
-# input_match from strictest to loosest.
-_INPUT_MATCH_STRICTNESS = {"require": 2, "warn": 1, "off": 0}
-
-
-def _less_strict(old, new):
-    return _INPUT_MATCH_STRICTNESS.get(new, 0) < _INPUT_MATCH_STRICTNESS.get(old, 0)
-
-
-_LOOSENS = {
-    "min_pass_rate": _lower,
-    "trials": _lower,
-    "trial_pass_ratio": _lower,
-    "max_abstained": _higher,
-    "tolerance": _higher,
-    "max_flaky": _none_loosest_higher,
-    "scorers": _removed,
-    "ratchet": _turned_off,
-    "fail_on_regression": _turned_off,
-    "judge_min_kappa": _none_loosest_lower,
-    "judge_min_labels": _lower,
-    "input_match": _less_strict,
-}
+from gating.policy_fields import change_loosens
 
 
 def policy_changes(policy, changes):
@@ -78,7 +32,7 @@ def policy_changes(policy, changes):
             loosens = old is not None and (new is None or _baseline_worse(policy.dataset, old, new))
             listed.append({"field": field, "old": old and old.name, "new": new and new.name, "loosens": bool(loosens)})
         elif old != new:
-            listed.append({"field": field, "old": old, "new": new, "loosens": bool(_LOOSENS[field](old, new))})
+            listed.append({"field": field, "old": old, "new": new, "loosens": change_loosens(field, old, new)})
     return listed
 
 

@@ -38,16 +38,13 @@ from evalsite.models import Project
 from evalsite.projects import project_create
 from evalsite.team import MAX_QUOTA_PER_MINUTE, MAX_RETENTION_DAYS
 from gating.models import GatePolicy
+from gating.policy_fields import POLICY_VALUE_FIELDS as POLICY_FIELDS
 from lifecycle.archive_members import ArchiveMembers
 from scoring.models import Score
 from scoring.score_configs import score_configs_store, scores_with_config
 
 FORMAT = "evalsite-project"
 VERSION = 1
-POLICY_FIELDS = (
-    "min_pass_rate", "ratchet", "fail_on_regression", "tolerance", "scorers", "max_abstained", "trials",
-    "trial_pass_ratio", "max_flaky", "judge_min_kappa", "judge_min_labels", "input_match",
-)  # fmt: skip
 SPAN_FIELDS = ("input", "output", "status", "error", "latency_ms", "model", "usage", "attributes")
 SCORE_FIELDS = ("scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason", "detail", "source")
 RUN_BATCH = 500

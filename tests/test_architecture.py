@@ -1,6 +1,7 @@
 """The house's rules, checked on the real import graph (docs/architecture.md).
 
-- Layers run one way: ``web`` → ``lifecycle`` → ``monitors`` → ``online`` → ``gating`` → ``scoring`` → ``datasets`` →
+- Layers run one way: ``web`` → ``harvest`` → ``lifecycle`` → ``monitors`` → ``online`` → ``gating`` → ``scoring`` →
+  ``datasets`` →
   ``evalsite`` → ``checks``. A module imports only from its own layer and the layers
   below; an import that points up fails here with the importing line.
 - Pure modules (``checks``, the ``evalgate`` client package, the example agent) import
@@ -20,7 +21,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["web", "lifecycle", "monitors", "online", "gating", "scoring", "datasets", "evalsite", "checks"]
+LAYERS = ["web", "harvest", "lifecycle", "monitors", "online", "gating", "scoring", "datasets", "evalsite", "checks"]
 OUTSIDE = ["evalgate", "examples"]
 # Where each top-level package lives, when not in a folder of its own name.
 FOLDERS = {"evalgate": "client/evalgate"}

@@ -46,10 +46,12 @@ from datasets.otlp.locks import traces_lock
 from datasets.otlp.log_ingestion import spans_join_logs
 from datasets.otlp.mapping import SpanRejected, span_map
 from datasets.otlp.runs import runs_recompute
+from datasets.otlp.tool_calls import MARK as DERIVED_MARK
 from datasets.run_schema import MAX_SPANS_PER_RUN
 from evalsite.bulk import datetime_adapter, db_decimal, db_json, rows_insert
 from evalsite.metrics import RUNS_INGESTED, counted_on_commit
 from evalsite.quota import quota_reserve
+from evalsite.sql import rows_named
 
 RETRY_AFTER_SECONDS = 1
 _CHUNK = 500
@@ -121,8 +123,13 @@ def _merge(project, by_trace, outcome):
 
     mine = _otlp_runs(traces, by_trace, outcome)
     stored = _stored_spans(mine, by_trace)
+    # Tool spans derived from the model calls (``tool_calls``) are not the exporter's: they take no room.
     counts = dict(
-        Span.objects.filter(trace__in=mine).values("trace_id").annotate(n=Count("id")).values_list("trace_id", "n")
+        Span.objects.filter(trace__in=mine)
+        .exclude(span_id__contains=DERIVED_MARK)
+        .values("trace_id")
+        .annotate(n=Count("id"))
+        .values_list("trace_id", "n")
     )
 
     inserts, replaced, touched = [], [], []
@@ -215,7 +222,7 @@ def _traces_create(project, starts):
                 f"INSERT INTO {table} ({columns}) VALUES {placeholders} ON CONFLICT DO NOTHING RETURNING {returning}",
                 params,
             )
-            created += [row[0] for row in cursor.fetchall()]
+            created += [row.trace_id for row in rows_named(cursor)]
     return created
 
 

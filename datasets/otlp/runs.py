@@ -27,6 +27,8 @@
   OpenInference ``tag.tags`` (see ``run_attributes``).
 - **experiment, case, trial**: from the root's ``evalsite.*`` attributes, else from the
   earliest span that has them (see ``linking``).
+- **tool calls** the model calls asked for that no tool span records become tool spans
+  first (``tool_calls``), so the run's tool checks see them.
 
 Run inside the transaction that wrote the spans, with the runs' rows locked.
 """
@@ -40,6 +42,7 @@ from datasets.otlp.linking import links_resolve
 from datasets.otlp.mapping import COST_CEILING_CENTS, LINK_KEYS, run_input, run_output
 from datasets.otlp.messages import first_text, last_text
 from datasets.otlp.run_attributes import run_metadata, run_tags
+from datasets.otlp.tool_calls import tool_spans_derive
 
 
 def runs_recompute(*, project, traces):
@@ -47,6 +50,7 @@ def runs_recompute(*, project, traces):
     pks = [t.pk for t in traces]
     if not pks:
         return []
+    tool_spans_derive(pks)
     totals = {
         row["trace_id"]: row
         for row in Span.objects.filter(trace_id__in=pks)

@@ -437,12 +437,14 @@ def passes_resume(*, now=None):
     lost_messages = Q(status=ChunkStatus.QUEUED, scoring_pass__progressed_at__lt=expired)
     chunks = ScoringChunk.objects.filter(scoring_pass__status=PassStatus.RUNNING).filter(lost_workers | lost_messages)
     for scoring_pass_id, group in itertools.groupby(
-        chunks.filter(resend_before).order_by("scoring_pass_id", "ordinal").values_list("scoring_pass_id", "pk"),
-        key=lambda row: row[0],
+        chunks.filter(resend_before)
+        .order_by("scoring_pass_id", "ordinal")
+        .values_list("scoring_pass_id", "pk", named=True),
+        key=lambda row: row.scoring_pass_id,
     ):
         scoring_pass = ScoringPass.objects.get(pk=scoring_pass_id)
         sent += _send_chunks(
-            scoring_pass, ScoringChunk.objects.filter(pk__in=[pk for _, pk in group]).filter(resend_before)
+            scoring_pass, ScoringChunk.objects.filter(pk__in=[row.pk for row in group]).filter(resend_before)
         )
     return sent
 

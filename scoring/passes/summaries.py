@@ -26,6 +26,7 @@ import json
 from django.db import connection, transaction
 from django.db.models import Avg, Count, F, Max, Min
 
+from evalsite.sql import row_named, rows_named
 from evalsite.vendor import is_postgresql
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.labels import LABEL_PREFIX
@@ -124,8 +125,10 @@ def summary_build(experiment_id):
     if not summaries_kept():
         return False
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, mod(%s, 2147483647)::int)", [LOCK_CLASS, experiment_id])
-        if not cursor.fetchone()[0]:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(%s, mod(%s, 2147483647)::int) AS locked", [LOCK_CLASS, experiment_id]
+        )
+        if not row_named(cursor).locked:
             return False
         cursor.execute("DELETE FROM scoring_score_summary WHERE experiment_id = %s", [experiment_id])
         cursor.execute("DELETE FROM scoring_score_summary_case WHERE experiment_id = %s", [experiment_id])
@@ -162,7 +165,7 @@ def summaries_stats(experiment_ids):
             "SELECT experiment_id, stats FROM scoring_score_summary WHERE experiment_id = ANY(%s)",
             [list(experiment_ids)],
         )
-        return {experiment_id: _stats_loaded(stats) for experiment_id, stats in cursor.fetchall()}
+        return {row.experiment_id: _stats_loaded(row.stats) for row in rows_named(cursor)}
 
 
 FLIPS = """
@@ -188,7 +191,7 @@ shown AS (
     UNION ALL
     (SELECT * FROM flips WHERE b_ok = 0 ORDER BY case_id, scorer COLLATE "C" LIMIT %(shown)s)
 )
-SELECT s.b_ok, s.case_id, s.scorer, s.b_run, s.c_run, t.total
+SELECT s.b_ok, s.case_id, s.scorer, s.b_run AS b_trace, s.c_run AS c_trace, t.total
 FROM shown s JOIN totals t USING (b_ok)
 ORDER BY s.b_ok DESC, s.case_id, s.scorer COLLATE "C"
 """
@@ -209,17 +212,17 @@ def summary_flipped_rows(base_id, candidate_id, scorers, shown):
         # the cost the planner then puts on the plan would set off JIT, 0.35 s for
         # nothing. Set for this statement only.
         cursor.execute(
-            "SELECT current_setting('enable_nestloop'), current_setting('jit'), current_setting('work_mem'), "
-            "set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true), "
-            "set_config('work_mem', '64MB', true)"
+            "SELECT current_setting('enable_nestloop') AS nestloop, current_setting('jit') AS jit, "
+            "current_setting('work_mem') AS work_mem, set_config('enable_nestloop', 'off', true) AS nestloop_off, "
+            "set_config('jit', 'off', true) AS jit_off, set_config('work_mem', '64MB', true) AS work_mem_set"
         )
-        nestloop, jit, work_mem = cursor.fetchone()[:3]
+        before = row_named(cursor)
         cursor.execute(FLIPS, params)
-        rows = cursor.fetchall()
+        rows = rows_named(cursor)
         cursor.execute(
             "SELECT set_config('enable_nestloop', %s, true), set_config('jit', %s, true), "
             "set_config('work_mem', %s, true)",
-            [nestloop, jit, work_mem],
+            [before.nestloop, before.jit, before.work_mem],
         )
         return rows
 

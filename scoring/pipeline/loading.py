@@ -52,9 +52,9 @@ def runs_load(trace_pks, *, spans=True, content=True):
     if not trace_pks:
         return []
     q = connection.ops.quote_name
-    io = "input, output" if content else "NULL, NULL"
+    io = "input, output" if content else "NULL AS input, NULL AS output"
     traces = {
-        row[0]: row
+        row.id: row
         for row in rows_select_by_ids(
             f"SELECT id, trace_id, {io}, status, error, latency_ms, cost_cents, experiment_id, case_id, "
             f"revision, cost_detail FROM {q(Trace._meta.db_table)} WHERE id {{ids}}",
@@ -65,34 +65,42 @@ def runs_load(trace_pks, *, spans=True, content=True):
         spans = {pk: [_tool_call(name, n) for n, name in enumerate(names)] for pk, names in tool_names(traces).items()}
     else:
         spans = _spans(list(traces)) if spans and spans != "nothing" else {}
-    cases = _cases(row[9] for row in traces.values() if row[9] is not None)
-    return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk][9])) for pk in trace_pks if pk in traces]
+    cases = _cases(row.case_id for row in traces.values() if row.case_id is not None)
+    return [_loaded(traces[pk], spans.get(pk, ()), cases.get(traces[pk].case_id)) for pk in trace_pks if pk in traces]
 
 
 def _spans(trace_pks):
     """``{trace pk: [SpanView]}`` in execution order: start time (spans without one last), then the client's order."""
     q = connection.ops.quote_name
-    rows = rows_select_by_ids(
+    rows, c = rows_select_by_ids(
         f"SELECT trace_id, span_id, parent_span_id, kind, name, input, output, status, error, latency_ms, "
         f"cost_cents, position, started_at FROM {q(Span._meta.db_table)} WHERE trace_id {{ids}}",
         trace_pks,
+        positions=True,
     )
-    rows.sort(key=lambda r: (r[0], r[12] is None, r[12] or 0, r[11]))
     spans = {}
+    if not rows:
+        return spans
+    # Many rows: the driver's tuples, each column read at its position, taken by name once.
+    trace, span_id, parent, kind, name = c.trace_id, c.span_id, c.parent_span_id, c.kind, c.name
+    inp, out, status, error, latency, cost, position, started = (
+        c.input, c.output, c.status, c.error, c.latency_ms, c.cost_cents, c.position, c.started_at,
+    )  # fmt: skip
+    rows.sort(key=lambda r: (r[trace], r[started] is None, r[started] or 0, r[position]))
     for row in rows:
-        spans.setdefault(row[0], []).append(
+        spans.setdefault(row[trace], []).append(
             SpanView(
-                span_id=row[1],
-                parent_id=row[2],
-                kind=row[3],
-                name=row[4],
-                input=_json(row[5]),
-                output=_json(row[6]),
-                status=row[7],
-                error=row[8],
-                latency_ms=row[9],
-                cost_cents=None if row[10] is None else float(row[10]),
-                position=row[11],
+                span_id=row[span_id],
+                parent_id=row[parent],
+                kind=row[kind],
+                name=row[name],
+                input=_json(row[inp]),
+                output=_json(row[out]),
+                status=row[status],
+                error=row[error],
+                latency_ms=row[latency],
+                cost_cents=None if row[cost] is None else float(row[cost]),
+                position=row[position],
             )
         )
     return spans
@@ -101,15 +109,19 @@ def _spans(trace_pks):
 def tool_names(trace_pks):
     """``{trace pk: [tool names]}`` in execution order, reading only the tool spans' names."""
     q = connection.ops.quote_name
-    rows = rows_select_by_ids(
+    rows, c = rows_select_by_ids(
         f"SELECT trace_id, name, position, started_at FROM {q(Span._meta.db_table)} "
         f"WHERE kind = 'tool' AND trace_id {{ids}}",
         list(trace_pks),
+        positions=True,
     )
-    rows.sort(key=lambda r: (r[0], r[3] is None, r[3] or 0, r[2]))
     names = {}
+    if not rows:
+        return names
+    trace, name, position, started = c.trace_id, c.name, c.position, c.started_at
+    rows.sort(key=lambda r: (r[trace], r[started] is None, r[started] or 0, r[position]))
     for row in rows:
-        names.setdefault(row[0], []).append(row[1])
+        names.setdefault(row[trace], []).append(row[name])
     return names
 
 
@@ -122,24 +134,24 @@ def _tool_call(name, position):
 
 def _loaded(row, spans, case):
     return LoadedRun(
-        pk=row[0],
+        pk=row.id,
         view=RunView(
-            trace_id=row[1],
-            input=_json(row[2]),
-            output=_json(row[3]),
-            status=row[4],
-            error=row[5],
-            latency_ms=row[6],
-            cost_cents=None if row[7] is None else float(row[7]),
+            trace_id=row.trace_id,
+            input=_json(row.input),
+            output=_json(row.output),
+            status=row.status,
+            error=row.error,
+            latency_ms=row.latency_ms,
+            cost_cents=None if row.cost_cents is None else float(row.cost_cents),
             spans=tuple(spans),
             expected_output=case[0] if case else None,
             expectations=case[1] if case else {},
             has_case=case is not None,
-            unpriced_models=_unpriced(_json(row[11])),
+            unpriced_models=_unpriced(_json(row.cost_detail)),
         ),
-        experiment_id=row[8],
-        case_id=row[9] if case else None,
-        revision=row[10],
+        experiment_id=row.experiment_id,
+        case_id=row.case_id if case else None,
+        revision=row.revision,
         case_key=case[2] if case else None,
     )
 
@@ -161,15 +173,15 @@ def _cases(case_pks):
         return {}
     # By id, as the runs: an IN list of hundreds of parameters costs more to send than to answer.
     rows = rows_select_by_ids(
-        f"SELECT id, CAST(expected_output AS text), CAST(expectations AS text) "
+        f"SELECT id, CAST(expected_output AS text) AS expected, CAST(expectations AS text) AS expectations "
         f"FROM {connection.ops.quote_name(GoldenCase._meta.db_table)} WHERE id {{ids}}",
         wanted,
     )
     cases = {}
-    for pk, expected_text, expectations_text in rows:
-        expected, expectations = json_loads(expected_text), json_loads(expectations_text)
+    for row in rows:
+        expected, expectations = json_loads(row.expected), json_loads(row.expectations)
         expectations = expectations if isinstance(expectations, dict) else {}
-        cases[pk] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
+        cases[row.id] = (expected, expectations, orjson.dumps([expected, expectations], option=orjson.OPT_SORT_KEYS))
     return cases
 
 

@@ -84,28 +84,34 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
     q = connection.ops.quote_name
     # All of each run's scores (one range of the unique index per run), filtered here:
     # an IN list on the scorer would make it one index descent per run and scorer.
-    rows = rows_select_by_ids(
-        f"SELECT s.id, s.trace_id, s.scorer, s.scorer_version, s.config_hash, s.run_revision < t.revision, "
+    rows, c = rows_select_by_ids(
+        f"SELECT s.id, s.trace_id, s.scorer, s.scorer_version, s.config_hash, s.run_revision < t.revision AS stale, "
         f"s.scoring_pass_id FROM {q(Score._meta.db_table)} s JOIN {q(Trace._meta.db_table)} t ON t.id = s.trace_id "
         f"WHERE s.trace_id {{ids}}",
         trace_pks,
+        positions=True,
     )
     wanted = set(scorer_ids)
-    for pk, trace, scorer, version, digest, is_stale, written_by in rows:
-        if scorer not in wanted:
+    if rows:  # many rows: the driver's tuples, each column at its position taken by name
+        pk, trace, scorer, version, digest, is_stale, written_by = (
+            c.id, c.trace_id, c.scorer, c.scorer_version, c.config_hash, c.stale, c.scoring_pass_id,
+        )  # fmt: skip
+    for row in rows:
+        if row[scorer] not in wanted:
             continue
-        if is_stale:
-            stale[(trace, scorer, version, digest)] = pk
+        key = (row[trace], row[scorer], row[version], row[digest])
+        if row[is_stale]:
+            stale[key] = row[pk]
         else:
-            decided[(trace, scorer, version, digest)] = pass_id is None or written_by != pass_id
+            decided[key] = pass_id is None or row[written_by] != pass_id
     if pass_id is not None and with_abstentions:
-        for key in rows_select_by_ids(
+        for row in rows_select_by_ids(
             f"SELECT trace_id, scorer, scorer_version, config_hash FROM {q(Abstention._meta.db_table)} "
             f"WHERE trace_id {{ids}} AND scoring_pass_id = %s",
             trace_pks,
             [pass_id],
         ):
-            decided[tuple(key)] = False
+            decided[(row.trace_id, row.scorer, row.scorer_version, row.config_hash)] = False
     return decided, stale
 
 
@@ -233,9 +239,8 @@ def _rows_write(project, pass_id, report, stale, now, retried):
 
 def _changed_runs(runs, present):
     q = connection.ops.quote_name
-    revisions = dict(
-        rows_select_by_ids(f"SELECT id, revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}", sorted(present))
-    )
+    rows = rows_select_by_ids(f"SELECT id, revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}", sorted(present))
+    revisions = {row.id: row.revision for row in rows}
     return {run.pk for run in runs if run.pk in present and revisions.get(run.pk) != run.revision}
 
 

@@ -147,17 +147,17 @@ def _stored(keys):
     scorers = sorted({k[1] for k in keys})
     rows = rows_select_by_ids(
         "SELECT s.trace_id, s.scorer, s.scorer_version, s.config_hash, s.value, s.passed, s.reason, "
-        f"{_as_text('s.detail')} FROM {connection.ops.quote_name(Score._meta.db_table)} s "
+        f"{_as_text('s.detail')} AS detail FROM {connection.ops.quote_name(Score._meta.db_table)} s "
         f"WHERE s.trace_id {{ids}} AND s.scorer IN ({', '.join(['%s'] * len(scorers))}) AND {fresh_sql('s')}",
         sorted({k[0] for k in keys}),
         scorers,
     )
     found = {}
-    for trace_pk, scorer_id, version, digest, value, passed, reason, detail in rows:
-        key = (trace_pk, scorer_id, version, digest)
+    for row in rows:
+        key = (row.trace_id, row.scorer, row.scorer_version, row.config_hash)
         if key in keys:
             # The detail as text, decoded with orjson: several times faster than the JSON field's json.loads.
-            found[key] = _measured(Result(value, bool(passed), reason, orjson.loads(detail)))
+            found[key] = _measured(Result(row.value, bool(row.passed), row.reason, orjson.loads(row.detail)))
     return found
 
 

@@ -7,9 +7,11 @@ span attributes); the spans and log records the SDK collects are posted as the O
 exporters post them, and the stored run is read back whole.
 """
 
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import metadata
 
 import openai
 import pytest
@@ -23,9 +25,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from datasets.models import Span, Trace
+from scoring.pipeline.loading import runs_load
 from tests.datasets.test_otlp_mapping import ANSWER, QUESTION, protobuf_body
+from tests.live import ROOT
 
 SYSTEM = "You quote meeting rooms."
+RUN_ATTRIBUTES = {"evalsite.experiment": "v2", "evalsite.trial": 1}
 TOOLS = [
     {
         "type": "function",
@@ -77,29 +82,52 @@ def model_url():
     server.server_close()
 
 
-def run_agent(model_url, tracer):
-    """The agent: its own root and tool spans (GenAI conventions), the model calls made by the openai client."""
+def run_agent(model_url, tracer, *, parent="invoke_agent", own_tool_span=True):
+    """The agent: two model calls made by the openai client, the tool run in between.
+
+    ``parent``: ``"invoke_agent"``, the agent's own root span (GenAI conventions);
+    ``"agent"``, a plain span carrying evalsite's run attributes (the setup docs/otel.md
+    gives); ``None``, no span around the calls (bare instrumentation).
+    ``own_tool_span``: the agent records the tool call itself (``execute_tool``).
+    """
     client = openai.OpenAI(base_url=model_url, api_key="test", max_retries=0)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
-    with tracer.start_as_current_span("invoke_agent reservo", attributes={"gen_ai.operation.name": "invoke_agent"}):
+    with _parent_span(tracer, parent):
         reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
         call = reply.choices[0].message.tool_calls[0]
-        with tracer.start_as_current_span(
-            "execute_tool quote_room",
-            attributes={
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": "quote_room",
-                "gen_ai.tool.call.arguments": call.function.arguments,
-                "gen_ai.tool.call.result": '{"total_cents": 7500}',
-            },
-        ):
-            pass
+        result = quote_room(json.loads(call.function.arguments))
+        if own_tool_span:
+            with tracer.start_as_current_span(
+                "execute_tool quote_room",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "quote_room",
+                    "gen_ai.tool.call.arguments": call.function.arguments,
+                    "gen_ai.tool.call.result": result,
+                },
+            ):
+                pass
         messages.append(reply.choices[0].message.model_dump(exclude_none=True))
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"total_cents": 7500}'})
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
         client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
 
 
-def instrumented_run(model_url, instrumentor):
+def quote_room(arguments):
+    assert arguments == {"room": "Focus"}
+    return '{"total_cents": 7500}'
+
+
+def _parent_span(tracer, parent):
+    if parent == "invoke_agent":
+        return tracer.start_as_current_span(
+            "invoke_agent reservo", attributes={"gen_ai.operation.name": "invoke_agent"}
+        )
+    if parent == "agent":
+        return tracer.start_as_current_span("reservo", attributes=RUN_ATTRIBUTES)
+    return contextlib.nullcontext()
+
+
+def instrumented_run(model_url, instrumentor, **agent):
     """``(spans, log records)`` of one agent run under ``instrumentor``."""
     spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
     resource = Resource.create({"service.name": "reservo"})
@@ -109,7 +137,7 @@ def instrumented_run(model_url, instrumentor):
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
     try:
-        run_agent(model_url, tracer_provider.get_tracer("reservo"))
+        run_agent(model_url, tracer_provider.get_tracer("reservo"), **agent)
     finally:
         instrumentor.uninstrument()
     return list(spans.get_finished_spans()), list(logs.get_finished_logs())
@@ -123,9 +151,13 @@ def _post(path, body, key):
     return response
 
 
-def assert_whole_run(actors, spans, *, model):
-    run = Trace.objects.get(project=actors.acme, trace_id=format(spans[0].context.trace_id, "032x"))
-    assert (run.name, run.status) == ("reservo", "ok")
+def assert_whole_run(actors, spans, *, model, name="reservo"):
+    """The run of ``spans``: question, answer, tokens, model, cost, and the tool call with its arguments and result."""
+    trace_ids = {span.context.trace_id for span in spans}
+    assert len(trace_ids) == 1  # one agent invocation, one trace
+    run = Trace.objects.get(project=actors.acme, trace_id=format(trace_ids.pop(), "032x"))
+    assert Trace.objects.filter(project=actors.acme).count() == 1
+    assert (run.name, run.status) == (name, "ok")
     assert (run.input, run.output) == (QUESTION, ANSWER)
     assert run.usage == {"input_tokens": 62, "output_tokens": 24, "total_tokens": 86}
     assert run.models_used == [model]
@@ -138,6 +170,7 @@ def assert_whole_run(actors, spans, *, model):
     tool = next(s for s in stored.values() if s.kind == "tool")
     assert (tool.name, tool.input, tool.output) == ("quote_room", {"room": "Focus"}, {"total_cents": 7500})
     first, last = sorted((s for s in stored.values() if s.kind == "llm"), key=lambda s: s.started_at)
+    assert first.ended_at <= tool.started_at <= tool.ended_at <= last.started_at
     assert [m["role"] for m in first.input] == ["system", "user"]
     assert first.output[0]["parts"][0]["name"] == "quote_room"
     assert first.output[0]["parts"][0]["arguments"] == {"room": "Focus"}
@@ -146,22 +179,112 @@ def assert_whole_run(actors, spans, *, model):
     return run
 
 
-@pytest.mark.parametrize("logs_first", [False, True], ids=["logs after spans", "logs before spans"])
-def test_openai_v2_with_content_capture_makes_a_whole_run(actors, model_url, monkeypatch, logs_first):
+def _tool_checks(run):
+    """The run's tool calls as the tool checks read them."""
+    (loaded,) = runs_load([run.pk])
+    return [(t.name, t.input, t.output) for t in loaded.view.tool_calls()]
+
+
+def _pinned(name):
+    for line in (ROOT / "requirements-dev.txt").read_text().splitlines():
+        if line.startswith(f"{name}=="):
+            return line.split("==", 1)[1].split("#")[0].strip()
+    raise AssertionError(f"{name} is not pinned in requirements-dev.txt")
+
+
+@pytest.mark.parametrize("name", ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai", "openai"])
+def test_the_pinned_releases_are_the_ones_tested(name):
+    assert metadata.version(name) == _pinned(name)
+
+
+def _openai_v2(monkeypatch, capture):
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
-    spans, logs = instrumented_run(model_url, OpenAIInstrumentor())
-    assert {log.log_record.event_name for log in logs} >= {"gen_ai.user.message", "gen_ai.choice"}
-    bodies = [("/v1/traces", protobuf_body(spans)), ("/v1/logs", encode_logs(logs).SerializeToString())]
+    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", capture)
+    return OpenAIInstrumentor()
+
+
+@pytest.mark.parametrize(
+    ("capture", "logs_first"),
+    [("span_only", False), ("span_and_event", False), ("span_and_event", True), ("event_only", False), ("event_only", True)],
+    ids=["span_only", "span_and_event, logs after spans", "span_and_event, logs first", "event_only, logs after spans",
+         "event_only, logs first"],
+)  # fmt: skip
+def test_openai_v2_under_a_parent_span_makes_one_whole_run(actors, model_url, monkeypatch, capture, logs_first):
+    """The documented setup: the agent's invocation is one span with evalsite's run attributes.
+
+    The tool runs in the agent's code, in no span: the run's tool call is the one the
+    first model call asked for, with the result the second one was sent.
+    """
+    spans, logs = instrumented_run(model_url, _openai_v2(monkeypatch, capture), parent="agent", own_tool_span=False)
+    content = {k for s in spans for k in s.attributes if k.endswith("put.messages")}
+    assert content == (set() if capture == "event_only" else {"gen_ai.input.messages", "gen_ai.output.messages"})
+    events = [log.log_record.event_name for log in logs]
+    assert events == ([] if capture == "span_only" else ["gen_ai.client.inference.operation.details"] * 2)
+    bodies = [("/v1/traces", protobuf_body(spans))]
+    if logs:
+        bodies.append(("/v1/logs", encode_logs(logs).SerializeToString()))
     for path, body in reversed(bodies) if logs_first else bodies:
         _post(path, body, actors.acme_key)
-    assert_whole_run(actors, spans, model="gpt-4o-mini")
+    run = assert_whole_run(actors, spans, model="gpt-4o-mini")
+    assert (run.experiment.name, run.trial) == ("v2", 1)
+    assert _tool_checks(run) == [("quote_room", {"room": "Focus"}, {"total_cents": 7500})]
+    tool = Span.objects.get(trace=run, kind="tool")
+    first = Span.objects.filter(trace=run, kind="llm").order_by("started_at").first()
+    assert tool.attributes == {"evalsite.derived_from": first.span_id, "gen_ai.tool.call.id": "call_1"}
 
 
-def test_openinference_openai_makes_a_whole_run(actors, model_url):
+def test_openai_v2_with_the_agents_own_tool_span_has_the_tool_call_once(actors, model_url, monkeypatch):
+    spans, _ = instrumented_run(model_url, _openai_v2(monkeypatch, "span_only"))
+    _post("/v1/traces", protobuf_body(spans), actors.acme_key)
+    run = assert_whole_run(actors, spans, model="gpt-4o-mini")
+    (tool,) = Span.objects.filter(trace=run, kind="tool")
+    assert "evalsite.derived_from" not in tool.attributes  # the agent's own span, not one derived
+
+
+def test_openai_v2_bare_makes_one_run_per_model_call(actors, model_url, monkeypatch):
+    """No span around the calls: each model call is a trace of its own, so a run of its own.
+
+    The first run holds the question and the tool call with its arguments, but not its
+    result (it went to the next call, the second run); the second holds the question
+    and the answer, and no tool call.
+    """
+    spans, _ = instrumented_run(model_url, _openai_v2(monkeypatch, "span_only"), parent=None, own_tool_span=False)
+    assert len({s.context.trace_id for s in spans}) == 2
+    _post("/v1/traces", protobuf_body(spans), actors.acme_key)
+    asked, answered = Trace.objects.filter(project=actors.acme).order_by("started_at")
+    assert (asked.name, asked.input) == ("chat gpt-4o-mini", QUESTION)
+    assert asked.output[0]["parts"][0] == {
+        "type": "tool_call",
+        "id": "call_1",
+        "name": "quote_room",
+        "arguments": {"room": "Focus"},
+    }
+    assert _tool_checks(asked) == [("quote_room", {"room": "Focus"}, None)]
+    assert (answered.input, answered.output) == (QUESTION, ANSWER)
+    assert _tool_checks(answered) == []
+    for run in (asked, answered):
+        assert run.usage == {"input_tokens": 31, "output_tokens": 12, "total_tokens": 43}
+        assert run.cost_cents > 0
+
+
+def test_openai_v2_capture_true_records_no_content_at_these_releases(actors, model_url, monkeypatch):
+    """``true``, the older releases' setting, is not a mode of util-genai 1.x: it captures nothing."""
+    spans, logs = instrumented_run(model_url, _openai_v2(monkeypatch, "true"), parent="agent", own_tool_span=False)
+    assert logs == []
+    _post("/v1/traces", protobuf_body(spans), actors.acme_key)
+    run = Trace.objects.get(project=actors.acme)
+    assert (run.input, run.output) == (None, None)
+    assert run.usage == {"input_tokens": 62, "output_tokens": 24, "total_tokens": 86}
+    assert _tool_checks(run) == []
+
+
+@pytest.mark.parametrize("own_tool_span", [True, False], ids=["own tool span", "tool in no span"])
+def test_openinference_openai_makes_a_whole_run(actors, model_url, own_tool_span):
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
-    spans, _ = instrumented_run(model_url, OpenAIInstrumentor())
+    spans, _ = instrumented_run(model_url, OpenAIInstrumentor(), own_tool_span=own_tool_span)
     _post("/v1/traces", protobuf_body(spans), actors.acme_key)
-    assert_whole_run(actors, spans, model="gpt-4o-mini-2024-07-18")
+    run = assert_whole_run(actors, spans, model="gpt-4o-mini-2024-07-18")
+    assert _tool_checks(run) == [("quote_room", {"room": "Focus"}, {"total_cents": 7500})]

@@ -54,3 +54,11 @@ def test_a_name_over_the_limit_is_refused_even_when_its_surrounding_space_would_
     assert response.json()["errors"][0]["field"] == "name"
     assert not Experiment.objects.exists()
     assert actors.api().post("/v1/api/experiments", {"name": " " + "*" * 199}, format="json").status_code == 201
+
+
+def test_a_name_sent_as_a_number_is_refused_not_turned_into_text(actors):
+    for name in (7, 1.5, True):
+        response = actors.api().post("/v1/api/experiments", {"name": name}, format="json")
+        assert response.status_code == 400, (name, response.content)
+        assert response.json()["errors"][0]["field"] == "name"
+    assert not Experiment.objects.exists()

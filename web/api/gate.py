@@ -15,13 +15,11 @@ from drf_spectacular.utils import (
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from checks.input_match import INPUT_MATCH_MODES
 from datasets.case_selectors import dataset_get
 from datasets.experiments import experiment_get
 from evalsite.auth import request_project
@@ -31,115 +29,41 @@ from gating.evaluation import gate_request
 from gating.models import GateRun
 from gating.policies import policy_for, policy_update
 from gating.revisions import policy_revisions, revision_as_dict
-from gating.selectors import floor_changes_recent, gate_cases, gate_run_answer, gate_run_get, gate_run_list
+from gating.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
 from web.api.gate_schema import (
     GateAccepted,
     GateCase,
-    GatePolicyOut,
     GateRunPending,
     GateVerdict,
     PolicyRevisionOut,
 )
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
+from web.api.policy_io import GatePolicyIO, GatePolicyOut, policy_answer
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
-GateRunSummaries = inline_serializer(
-    "GateRunSummary",
-    many=True,
-    fields={
-        "gate_run_id": serializers.IntegerField(),
-        "url": serializers.URLField(help_text="The gate run's page."),
-        "status": serializers.ChoiceField(GateRun.Status.choices),
-        "dataset": serializers.CharField(),
-        "experiment": serializers.CharField(),
-        "baseline": serializers.CharField(allow_null=True),
-        "verdict": serializers.CharField(allow_null=True),
-        "pass_rate": serializers.FloatField(allow_null=True),
-        "floor": serializers.FloatField(allow_null=True),
-        "passed_cases": serializers.IntegerField(),
-        "total_cases": serializers.IntegerField(),
-        "created_at": serializers.DateTimeField(),
-    },
-)
+
+class _GateRunUrl(serializers.URLField):
+    """A gate run's page, from its id (``context``: the request and the project)."""
+
+    def to_representation(self, pk):
+        return gate_run_url(self.context["request"], self.context["project"], pk)
 
 
-class GatePolicyIO(serializers.Serializer):
-    def validate_trial_pass_ratio(self, value):
-        if value <= 0:
-            raise serializers.ValidationError("must be more than 0 (1.0: every trial must pass)")
-        return value
-
-    min_pass_rate = serializers.FloatField(
-        min_value=0, max_value=1, required=False, help_text="The floor (default 1.0). Cannot be lowered here."
-    )
-    ratchet = serializers.BooleanField(required=False)
-    fail_on_regression = serializers.BooleanField(required=False)
-    tolerance = serializers.FloatField(min_value=0, max_value=1, required=False)
-    scorers = serializers.ListField(child=Text(max_length=100), required=False, help_text="Extra gating scorers.")
-    max_abstained = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
-    trials = serializers.IntegerField(
-        min_value=1, max_value=100, required=False, help_text="Trials each case needs (default 1); fewer: unmeasured."
-    )
-    trial_pass_ratio = serializers.FloatField(
-        min_value=0, max_value=1, required=False,
-        help_text="Share of a case's measured trials that must pass (0 < r <= 1, default 1.0: every one, pass^k).",
-    )  # fmt: skip
-    max_flaky = serializers.IntegerField(
-        min_value=0, max_value=1_000_000, required=False, allow_null=True,
-        help_text="Flaky cases tolerated before the gate fails (default null: no limit).",
-    )  # fmt: skip
-    judge_min_kappa = serializers.FloatField(
-        min_value=-1, max_value=1, required=False, allow_null=True,
-        help_text="A judge criterion gates only with at least this Cohen's kappa against reviewers' labels "
-        "(default null: always gates); below it, its checks are advisory.",
-    )  # fmt: skip
-    judge_min_labels = serializers.IntegerField(
-        min_value=1, max_value=1_000_000, required=False,
-        help_text="Labelled runs a criterion's kappa must rest on before it gates (default 30).",
-    )  # fmt: skip
-    input_match = serializers.ChoiceField(
-        choices=INPUT_MATCH_MODES, required=False,
-        help_text="A run whose input does not contain its case's input (whitespace and case folded): warn (the "
-        "default) lists it under input_mismatches, require also leaves that trial unmeasured, off does not look.",
-    )  # fmt: skip
-    baseline = serializers.CharField(
-        max_length=200, required=False, allow_null=True, help_text="Baseline experiment name."
-    )
-    reason = Text(
-        max_length=2000, required=False, allow_blank=True,
-        help_text="Why: kept in the policy's history; required to loosen the gate (which needs an admin key).",
-    )  # fmt: skip
-
-
-def _policy_out(policy):
-    changes = floor_changes_recent(policy=policy, limit=20)
-    return {
-        "dataset": policy.dataset.name,
-        "min_pass_rate": policy.min_pass_rate,
-        "ratchet": policy.ratchet,
-        "fail_on_regression": policy.fail_on_regression,
-        "tolerance": policy.tolerance,
-        "scorers": policy.scorers,
-        "max_abstained": policy.max_abstained,
-        "trials": policy.trials,
-        "trial_pass_ratio": policy.trial_pass_ratio,
-        "max_flaky": policy.max_flaky,
-        "judge_min_kappa": policy.judge_min_kappa,
-        "judge_min_labels": policy.judge_min_labels,
-        "input_match": policy.input_match,
-        "baseline": policy.baseline.name if policy.baseline else None,
-        "floor_history": [
-            {
-                "old_floor": c.old_floor,
-                "new_floor": c.new_floor,
-                "source": c.source,
-                "reason": c.reason,
-                "at": c.created_at,
-            }
-            for c in changes
-        ],
-        "revision": policy.revision,
-    }
+# One gate run in the list (GET gate-runs): writes the answer and documents it (a
+# docstring here would become the schema's description).
+class GateRunSummary(serializers.Serializer):
+    gate_run_id = serializers.IntegerField(source="pk")
+    url = _GateRunUrl(source="pk", help_text="The gate run's page.")
+    status = serializers.ChoiceField(GateRun.Status.choices)
+    dataset = serializers.CharField(source="dataset.name")
+    experiment = serializers.CharField(source="experiment.name")
+    baseline = serializers.CharField(source="baseline.name", allow_null=True)
+    verdict = serializers.CharField(allow_null=True)
+    pass_rate = serializers.FloatField(allow_null=True)
+    floor = serializers.FloatField(allow_null=True)
+    passed_cases = serializers.IntegerField()
+    total_cases = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
 
 
 class GatePolicyView(APIView):
@@ -147,7 +71,7 @@ class GatePolicyView(APIView):
 
     @extend_schema(operation_id="gate_policy_retrieve", responses={200: GatePolicyOut, **problem_responses(401, 404)})
     def get(self, request, name):
-        return Response(_policy_out(policy_for(dataset_get(project=request_project(request), name=name))))
+        return Response(policy_answer(policy_for(dataset_get(project=request_project(request), name=name))))
 
     @extend_schema(
         operation_id="gate_policy_update",
@@ -166,7 +90,7 @@ class GatePolicyView(APIView):
         if "baseline" in changes and changes["baseline"] is not None:
             changes["baseline"] = experiment_get(project=project, name=changes["baseline"], field="baseline")
         policy = policy_update(dataset=dataset, changes=changes, reason=reason, key=request.auth)
-        return Response(_policy_out(policy))
+        return Response(policy_answer(policy))
 
 
 class RevisionPagination(NewestFirstCursorPagination):
@@ -283,7 +207,10 @@ class GateRunCollection(APIView):
             OpenApiParameter("verdict", OpenApiTypes.STR, enum=["PASS", "FAIL"]),
             *PAGE_PARAMETERS,
         ],
-        responses={200: paginated("PaginatedGateRunSummaryList", GateRunSummaries), **problem_responses(400, 401)},
+        responses={
+            200: paginated("PaginatedGateRunSummaryList", GateRunSummary),
+            **problem_responses(400, 401),
+        },
     )
     def get(self, request):
         q = request.query_params
@@ -299,24 +226,12 @@ class GateRunCollection(APIView):
         )
         paginator = GateRunPagination()
         page = paginator.paginate_queryset(runs, request, view=self)
-        return paginator.get_paginated_response([_summary(r, request, project) for r in page])
+        return paginator.get_paginated_response(gate_run_summaries(page, request=request, project=project))
 
 
-def _summary(run, request, project):
-    return {
-        "gate_run_id": run.pk,
-        "url": gate_run_url(request, project, run.pk),
-        "status": run.status,
-        "dataset": run.dataset.name,
-        "experiment": run.experiment.name,
-        "baseline": run.baseline.name if run.baseline else None,
-        "verdict": run.verdict,
-        "pass_rate": run.pass_rate,
-        "floor": run.floor,
-        "passed_cases": run.passed_cases,
-        "total_cases": run.total_cases,
-        "created_at": run.created_at,
-    }
+def gate_run_summaries(runs, *, request, project):
+    """The list's answer about ``runs``."""
+    return GateRunSummary(runs, many=True, context={"request": request, "project": project}).data
 
 
 class GateRunDetail(APIView):

@@ -208,33 +208,6 @@ GateAccepted = inline_serializer(
 )
 
 
-class FloorChangeOut(serializers.Serializer):
-    old_floor = serializers.FloatField()
-    new_floor = serializers.FloatField()
-    source = serializers.CharField(help_text="api, ratchet, init or admin.")
-    reason = serializers.CharField(allow_blank=True)
-    at = serializers.DateTimeField()
-
-
-class GatePolicyOut(serializers.Serializer):
-    dataset = serializers.CharField()
-    min_pass_rate = serializers.FloatField(help_text="The floor.")
-    ratchet = serializers.BooleanField()
-    fail_on_regression = serializers.BooleanField()
-    tolerance = serializers.FloatField()
-    scorers = serializers.ListField(child=serializers.CharField(), help_text="Extra gating scorers.")
-    max_abstained = serializers.IntegerField()
-    trials = serializers.IntegerField()
-    trial_pass_ratio = serializers.FloatField()
-    max_flaky = serializers.IntegerField(allow_null=True)
-    judge_min_kappa = serializers.FloatField(allow_null=True)
-    judge_min_labels = serializers.IntegerField()
-    input_match = serializers.ChoiceField(INPUT_MATCH_MODES, help_text="warn, require or off.")
-    baseline = serializers.CharField(allow_null=True, help_text="The baseline experiment's name.")
-    floor_history = FloorChangeOut(many=True, help_text="The latest 20 moves of the floor, newest first.")
-    revision = serializers.IntegerField(help_text="The policy's latest revision (0: never changed).")
-
-
 class PolicyFieldChange(serializers.Serializer):
     field = serializers.CharField()
     old = serializers.JSONField()

@@ -23,9 +23,12 @@ class Text(serializers.CharField):
 
     DRF trims surrounding whitespace before it checks the length, so a name of the
     maximum length with a line break before it was accepted though the schema refuses it.
+    A number is refused too (DRF turns ``7`` into ``"7"``): the schema says a string.
     """
 
     def run_validation(self, data=serializers.empty):
+        if data is not serializers.empty and data is not None and not isinstance(data, str):
+            self.fail("invalid")
         if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
             self.fail("max_length", max_length=self.max_length)
         return super().run_validation(data)

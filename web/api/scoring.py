@@ -112,9 +112,6 @@ class ScoreRequestIn(serializers.Serializer):
         return attrs
 
 
-_DETAIL = serializers.DictField(help_text="The evidence; always has a message for a skip.")
-
-
 class ScoreOut(serializers.Serializer):
     trace_id = serializers.CharField()
     scorer = serializers.CharField()
@@ -140,35 +137,59 @@ class SkipOut(serializers.Serializer):
         "run_changed)."
     )
     reason = serializers.CharField(help_text="A code: no_expected_output, not_configured, quota, deadline, …")
-    detail = _DETAIL
+    detail = serializers.DictField(help_text="The evidence; always has a message for a skip.")
 
 
-ScoreNowOut = inline_serializer(
-    "ScoreResult",
-    {
-        "scores": ScoreOut(many=True, help_text="The scores written (in a dry run: that would be written)."),
-        "skipped": SkipOut(many=True, help_text="Every abstention and skip, with its reason."),
-        "dry_run": serializers.BooleanField(),
-        "runs": serializers.IntegerField(help_text="Runs selected."),
-        "existing": serializers.IntegerField(help_text="Scores already stored, left as they were."),
-        "pass_id": serializers.IntegerField(allow_null=True, help_text="The pass that recorded this request."),
-    },
-)
+# The answer of POST score (a score_now result). The answer serializers below write the
+# answers and document them; comments, not docstrings, which would become the schema's descriptions.
+class ScoreResult(serializers.Serializer):
+    scores = ScoreOut(many=True, help_text="The scores written (in a dry run: that would be written).")
+    skipped = SkipOut(many=True, help_text="Every abstention and skip, with its reason.")
+    dry_run = serializers.BooleanField()
+    runs = serializers.IntegerField(help_text="Runs selected.")
+    existing = serializers.IntegerField(help_text="Scores already stored, left as they were.")
+    pass_id = serializers.IntegerField(
+        source="scoring_pass.pk", allow_null=True, help_text="The pass that recorded this request."
+    )
 
 
+class _PassUrl(serializers.CharField):
+    """The pass's address in the API, from its id."""
+
+    def to_representation(self, pk):
+        return reverse("api-pass", args=[pk])
+
+
+class _Selection(serializers.DictField):
+    """The pass's selection as answered: a count for ``trace_ids``, no internal experiment id."""
+
+    def to_representation(self, selection):
+        selection = dict(selection)
+        if "trace_ids" in selection:
+            selection = {"trace_ids": len(selection["trace_ids"])}
+        selection.pop("experiment_id", None)
+        return super().to_representation(selection)
+
+
+class _Progress(serializers.FloatField):
+    def to_representation(self, value):
+        return round(float(value), 4)
+
+
+# A scoring pass as the API answers it (POST passes).
 class PassOut(serializers.Serializer):
     id = serializers.IntegerField()
-    url = serializers.CharField()
+    url = _PassUrl(source="pk")
     status = serializers.CharField(help_text="queued, running, done or failed.")
     dry_run = serializers.BooleanField()
     scorers = serializers.ListField(child=ScorerEntryField(), help_text="As the request named them.")
     config = serializers.DictField()
-    selection = serializers.DictField(
+    selection = _Selection(
         help_text="trace_ids (their count), or limit/from/experiment and until (runs ingested later are not part of it)."
     )
     total = serializers.IntegerField(help_text="Runs selected.")
     done = serializers.IntegerField(help_text="Runs finished.")
-    progress = serializers.FloatField(help_text="done / total, 0..1.")
+    progress = _Progress(help_text="done / total, 0..1.")
     written = serializers.IntegerField(help_text="Scores written.")
     skipped = serializers.IntegerField(help_text="Abstentions and skips recorded.")
     existing = serializers.IntegerField(help_text="Scores already stored, left as they were.")
@@ -178,11 +199,27 @@ class PassOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+# A scoring pass with a page of its skips (GET passes/{id}); context["skips_after"] pages them.
 class PassDetailOut(PassOut):
     skips_by_reason = serializers.DictField(child=serializers.IntegerField())
     skips = SkipOut(many=True, help_text=f"Up to {PASS_SKIPS_PAGE} skips, oldest first.")
     skips_next = serializers.CharField(allow_null=True, help_text="The next page of skips.")
     scores = ScoreOut(many=True, required=False, help_text="Dry run only: a sample of what would be written.")
+
+    def to_representation(self, scoring_pass):
+        skips, more = pass_skips(scoring_pass=scoring_pass, after=self.context.get("skips_after"))
+        url = self.fields["url"].to_representation(scoring_pass.pk)
+        page = {
+            "skips_by_reason": pass_skip_counts(scoring_pass=scoring_pass),
+            "skips": [{k: v for k, v in skip.items() if k != "id"} for skip in skips],
+            "skips_next": f"{url}?skips_after={skips[-1]['id']}" if more else None,
+        }
+        if scoring_pass.dry_run:
+            page["scores"] = pass_dry_run_scores(scoring_pass=scoring_pass)
+        body = PassOut(scoring_pass).to_representation(scoring_pass)
+        for name, value in page.items():
+            body[name] = None if value is None else self.fields[name].to_representation(value)
+        return body
 
 
 class ScorerList(APIView):
@@ -231,7 +268,7 @@ class ScoreNow(APIView):
         "/v1/api/passes for more). A score already stored is not written again; a stale one is replaced. A score "
         "over the project's quota is not written and is skipped with reason `quota`. `dry_run` writes nothing.",
         request=ScoreRequestIn,
-        responses={200: ScoreNowOut, **problem_responses(400, 401)},
+        responses={200: ScoreResult, **problem_responses(400, 401)},
     )
     def post(self, request):
         result = score_now(
@@ -239,16 +276,7 @@ class ScoreNow(APIView):
             data=validated(ScoreRequestIn, request.data),
             requested_by_key=request.auth,
         )
-        return Response(
-            {
-                "scores": result.scores,
-                "skipped": result.skipped,
-                "dry_run": result.dry_run,
-                "runs": result.runs,
-                "existing": result.existing,
-                "pass_id": result.scoring_pass.pk if result.scoring_pass else None,
-            }
-        )
+        return Response(score_answer(result))
 
 
 class PassCollection(APIView):
@@ -290,38 +318,16 @@ class PassDetail(APIView):
         return Response(pass_detail_as_dict(scoring_pass, after=after))
 
 
+def score_answer(result):
+    """The answer of ``POST score`` about ``result`` (``scoring.passes.immediate.score_now``)."""
+    return ScoreResult(result).data
+
+
 def pass_as_dict(scoring_pass):
-    selection = dict(scoring_pass.selection)
-    if "trace_ids" in selection:
-        selection = {"trace_ids": len(selection["trace_ids"])}
-    selection.pop("experiment_id", None)
-    return {
-        "id": scoring_pass.pk,
-        "url": reverse("api-pass", args=[scoring_pass.pk]),
-        "status": scoring_pass.status,
-        "dry_run": scoring_pass.dry_run,
-        "scorers": scoring_pass.scorers,
-        "config": scoring_pass.config,
-        "selection": selection,
-        "total": scoring_pass.total,
-        "done": scoring_pass.done,
-        "progress": round(scoring_pass.progress, 4),
-        "written": scoring_pass.written,
-        "skipped": scoring_pass.skipped,
-        "existing": scoring_pass.existing,
-        "error": scoring_pass.error,
-        "created_at": scoring_pass.created_at,
-        "started_at": scoring_pass.started_at,
-        "finished_at": scoring_pass.finished_at,
-    }
+    """The answer about ``scoring_pass`` (``POST passes``)."""
+    return PassOut(scoring_pass).data
 
 
 def pass_detail_as_dict(scoring_pass, *, after=None):
-    skips, more = pass_skips(scoring_pass=scoring_pass, after=after)
-    body = pass_as_dict(scoring_pass)
-    body["skips_by_reason"] = pass_skip_counts(scoring_pass=scoring_pass)
-    body["skips"] = [{k: v for k, v in skip.items() if k != "id"} for skip in skips]
-    body["skips_next"] = f"{body['url']}?skips_after={skips[-1]['id']}" if more else None
-    if scoring_pass.dry_run:
-        body["scores"] = pass_dry_run_scores(scoring_pass=scoring_pass)
-    return body
+    """The answer of ``GET passes/{id}``: the pass, its skips (after skip id ``after``) and, in a dry run, scores."""
+    return PassDetailOut(scoring_pass, context={"skips_after": after}).data

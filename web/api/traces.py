@@ -7,13 +7,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from datasets.ingestion import traces_ingest
-from datasets.models import RunStatus, Span, Trace
+from datasets.models import Span, Trace
 from datasets.run_schema import request_schema
 from datasets.run_selectors import spans_in_tree_order, trace_get
 from evalsite.auth import request_project
 from evalsite.scopes import INGEST
 from scoring.feedback import feedback_attach
 from scoring.models import Abstention, Score
+from scoring.run_filters import ID_MAX, RUN_FILTERS, run_filters_from
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import AnyJson, JsonObject, NewestFirstCursorPagination
@@ -107,35 +108,24 @@ class TraceDetailOut(TraceOut):
         return super().to_representation(trace)
 
 
-class TraceFilters(serializers.Serializer):
-    experiment = serializers.CharField(required=False, max_length=200, help_text="Experiment name.")
-    case = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1, help_text="Golden case id.")
-    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
-    to = serializers.DateTimeField(required=False, help_text="Runs started before this time.")
-    text = serializers.CharField(required=False, max_length=200, help_text="Searched in trace_id, name, input, output.")
-    session = serializers.CharField(required=False, max_length=200, help_text="Runs of this session_id.")
-    user = serializers.CharField(required=False, max_length=200, help_text="Runs of this user_id.")
-    conversation = serializers.CharField(required=False, max_length=200, help_text="Runs of this conversation_id.")
-    scorer_failed = serializers.CharField(
-        required=False, max_length=100, help_text="Runs with a failed score of this scorer id, or of any with 'any'."
-    )
-    scorer_abstained = serializers.CharField(
-        required=False, max_length=100, help_text="Runs where this scorer id (or 'any') abstained."
-    )
-    label = serializers.CharField(
-        required=False, max_length=300,
-        help_text="Runs with a label `name:value` (`helpful:false`, `tone:rude`, `quality:4`, `helpful:any`).",
-    )  # fmt: skip
-    feedback = serializers.CharField(
-        required=False, max_length=300,
-        help_text="Runs with an end user's feedback `name:value` (`thumbs:false`, `reason:too_slow`, `thumbs:any`).",
-    )  # fmt: skip
+def _filter_field(f):
+    common = {"required": False}
+    if f.help:
+        common["help_text"] = f.help
+    if f.kind in ("text", "scorer"):
+        return serializers.CharField(max_length=f.max_length, **common)
+    if f.kind == "id":
+        return serializers.IntegerField(min_value=1, max_value=ID_MAX, **common)
+    if f.kind == "status":
+        return serializers.ChoiceField(choices=list(f.choices), **common)
+    if f.kind == "time":
+        return serializers.DateTimeField(**common)
+    raise ValueError(f"unknown run filter kind {f.kind!r}")
 
-    def get_fields(self):
-        # "from" is a Python keyword, so it cannot be declared above; the contract names it so.
-        fields = super().get_fields()
-        fields["from"] = serializers.DateTimeField(required=False, help_text="Runs started at or after this time.")
-        return fields
+
+# The query parameters of GET traces, built from the one declaration of the runs list's
+# filters (scoring.run_filters); "from" is a Python keyword, so no class body could name it.
+TraceFilters = type("TraceFilters", (serializers.Serializer,), {f.api: _filter_field(f) for f in RUN_FILTERS})
 
 
 class TracePagination(NewestFirstCursorPagination):
@@ -194,22 +184,7 @@ class TraceCollection(APIView):
         filters = TraceFilters(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         f = filters.validated_data
-        traces = runs_list(
-            project=request_project(request),
-            experiment=f.get("experiment"),
-            case=f.get("case"),
-            status=f.get("status"),
-            started_from=f.get("from"),
-            started_to=f.get("to"),
-            text=f.get("text"),
-            session=f.get("session"),
-            user=f.get("user"),
-            conversation=f.get("conversation"),
-            scorer_failed=f.get("scorer_failed"),
-            scorer_abstained=f.get("scorer_abstained"),
-            label=f.get("label"),
-            feedback=f.get("feedback"),
-        )
+        traces = runs_list(project=request_project(request), **run_filters_from(f))
         paginator = TracePagination()
         page = paginator.paginate_queryset(traces, request, view=self)
         return paginator.get_paginated_response(TraceOut(page, many=True).data)

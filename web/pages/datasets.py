@@ -5,6 +5,8 @@ a service's error comes back next to the field it names, with the reviewer's inp
 Access (member to read, reviewer to change) is decided by ``web.pages.access``.
 """
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -26,6 +28,7 @@ from datasets.models import CaseStatus
 from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.policies import policy_for
+from harvest.selectors import dataset_coverage
 from lifecycle.retention import retention_summary
 from scoring.review.queue import queue_for_cases
 from web.api.datasets import jsonl_download
@@ -38,6 +41,7 @@ from web.pages.refusals import refusal
 CASES_PER_PAGE = 100
 STATUS_TABS = [CaseStatus.ACTIVE, CaseStatus.DRAFT, CaseStatus.ARCHIVED, ALL_STATUSES]
 RECENT_RUNS = 10
+COVERAGE_WINDOW = timedelta(days=7)
 
 
 @project_page
@@ -74,6 +78,7 @@ def dataset_render(request, dataset, *, policy_form=None, status=200):
     context = {
         "dataset": dataset, "cases": cases, "newer": newer, "older": older, "status": case_status,
         "tabs": STATUS_TABS, **policy_context(request, dataset, policy_form),
+        "coverage": dataset_coverage(dataset=dataset, window=COVERAGE_WINDOW, uncovered_max=10),
     }  # fmt: skip
     return page_render(request, "datasets/detail.html", context, status=status)
 

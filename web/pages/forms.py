@@ -11,7 +11,8 @@ import json
 from django import forms
 
 from checks import json_rules
-from datasets.models import CaseStatus, RunStatus
+from datasets.models import CaseStatus
+from scoring.run_filters import RUN_FILTERS, run_filters_from
 
 TEXT, JSON = "text", "json"
 VALUE_FORMATS = [(TEXT, "text"), (JSON, "JSON")]
@@ -90,58 +91,49 @@ def _json_object_clean(form, name):
     return json_parse(text)
 
 
-class RunFilterForm(forms.Form):
-    """The runs list's filters (a GET form: the URL of a filtered list can be shared)."""
+def _run_filter_field(f):
+    common = {"required": False, "label": f.label}
+    if f.hint:
+        common["help_text"] = f.hint
+    if f.kind == "text":
+        return forms.CharField(max_length=f.max_length, **common)
+    if f.kind == "scorer":
+        return forms.CharField(max_length=f.max_length, widget=forms.Select, **common)
+    if f.kind == "status":
+        return forms.ChoiceField(choices=[("", "any"), *f.choices], **common)
+    if f.kind == "time":
+        return forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local"}), **common)
+    raise ValueError(f"run filter {f.kwarg!r} of kind {f.kind!r} has no page field")
 
-    text = forms.CharField(required=False, max_length=200, label="Text")
-    experiment = forms.CharField(required=False, max_length=200)
-    status = forms.ChoiceField(required=False, choices=[("", "any"), *RunStatus.choices])
-    since = forms.DateTimeField(
-        required=False, label="Started from", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-    until = forms.DateTimeField(
-        required=False, label="Started before", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-    failed = forms.CharField(required=False, max_length=100, label="Failed scorer", widget=forms.Select)
-    abstained = forms.CharField(required=False, max_length=100, label="Abstained scorer", widget=forms.Select)
-    label = forms.CharField(
-        required=False, max_length=200, label="Label", help_text="name:value, e.g. helpful:false or tone:any."
-    )
-    feedback = forms.CharField(
-        required=False, max_length=300, label="Feedback", help_text="name:value, e.g. thumbs:false or reason:any."
-    )
-    session = forms.CharField(required=False, max_length=200, label="Session")
-    user = forms.CharField(required=False, max_length=200, label="User")
-    conversation = forms.CharField(required=False, max_length=200, label="Conversation")
+
+_RunFilterFields = type(
+    "_RunFilterFields", (forms.Form,), {f.page: _run_filter_field(f) for f in RUN_FILTERS if f.page is not None}
+)
+
+
+class RunFilterForm(_RunFilterFields):
+    """The runs list's filters (a GET form: the URL of a filtered list can be shared).
+
+    Its fields are built from ``scoring.run_filters``, the declaration the API's filters
+    are also built from.
+    """
 
     def __init__(self, data=None, *, scorer_ids=()):
         super().__init__(data)
         # Choices, not free text: the project's scorers (built-ins, agent checks, its judge
         # criteria). A scorer id in a shared URL that is not listed is still applied and shown.
-        for name in ("failed", "abstained"):
-            chosen = (data or {}).get(name)
+        for f in RUN_FILTERS:
+            if f.page is None or f.kind != "scorer":
+                continue
+            chosen = (data or {}).get(f.page)
             ids = [*scorer_ids, *([chosen] if chosen and chosen not in scorer_ids and chosen != "any" else [])]
-            self.fields[name].widget.choices = [("", "—"), ("any", "any scorer"), *((s, s) for s in ids)]
+            self.fields[f.page].widget.choices = [("", "—"), ("any", "any scorer"), *((s, s) for s in ids)]
 
     def filters(self):
         """The ``runs_list`` keyword arguments (no filter when the form is invalid)."""
         if not self.is_valid():
             return {}
-        d = self.cleaned_data
-        return {
-            "text": d["text"] or None,
-            "experiment": d["experiment"] or None,
-            "status": d["status"] or None,
-            "started_from": d["since"],
-            "started_to": d["until"],
-            "scorer_failed": d["failed"] or None,
-            "scorer_abstained": d["abstained"] or None,
-            "label": d["label"] or None,
-            "feedback": d["feedback"] or None,
-            "session": d["session"] or None,
-            "user": d["user"] or None,
-            "conversation": d["conversation"] or None,
-        }
+        return {kwarg: value or None for kwarg, value in run_filters_from(self.cleaned_data, names="page").items()}
 
 
 class DatasetTargetMixin:

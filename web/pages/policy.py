@@ -1,7 +1,8 @@
 """The gate policy on the dataset page: everyone reads it and its history, admins change it.
 
 A change goes through ``gating.policies`` like the API's, as a revision by the
-user; a loosening (or a lower floor) needs the reason box filled in.
+user; a loosening (or a lower floor) needs the reason box filled in. The form is built
+from the policy's fields as ``gating.policy_fields`` declares them.
 """
 
 from django import forms
@@ -10,36 +11,58 @@ from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.models import PolicyRevision
 from gating.policies import floor_lower, policy_for, policy_update
+from gating.policy_fields import POLICY_TABLE
 from gating.revisions import policy_revisions
 
 REVISIONS_SHOWN = 10
 
 
-class PolicyForm(forms.Form):
-    min_pass_rate = forms.FloatField(min_value=0, max_value=1, label="Floor (min pass rate)")
-    trials = forms.IntegerField(min_value=1, max_value=100, label="Trials per case")
-    trial_pass_ratio = forms.FloatField(min_value=0.01, max_value=1, label="Trial pass ratio")
-    max_flaky = forms.IntegerField(min_value=0, required=False, label="Flaky cases allowed (empty: no limit)")
-    max_abstained = forms.IntegerField(min_value=0, label="Unmeasured cases allowed")
-    tolerance = forms.FloatField(min_value=0, max_value=1, label="Regression tolerance")
-    ratchet = forms.BooleanField(required=False, label="Ratchet the floor up on a better baseline")
-    fail_on_regression = forms.BooleanField(required=False, label="Fail on a decidable regression")
-    judge_min_kappa = forms.FloatField(
-        min_value=-1, max_value=1, required=False, label="Judge gates from kappa (empty: always)"
-    )
-    judge_min_labels = forms.IntegerField(min_value=1, label="Labels a judge's kappa rests on")
-    input_match = forms.ChoiceField(
-        choices=[("warn", "warn"), ("require", "require"), ("off", "off")],
-        label="A run whose input is not its case's",
-    )
-    scorers = forms.CharField(required=False, label="Extra gating scorers (comma-separated)")
-    reason = forms.CharField(
+def _form_field(f):
+    optional = {"required": False} if f.nullable or f.kind in ("bool", "scorers") else {}
+    if f.kind == "float":
+        return forms.FloatField(min_value=f.minimum, max_value=f.maximum, label=f.label, **optional)
+    if f.kind == "int":
+        return forms.IntegerField(min_value=f.minimum, max_value=f.maximum, label=f.label, **optional)
+    if f.kind == "bool":
+        return forms.BooleanField(label=f.label, **optional)
+    if f.kind == "choice":
+        return forms.ChoiceField(choices=[(c, c) for c in f.choices], label=f.label, **optional)
+    if f.kind == "scorers":
+        return forms.CharField(label=f.label, **optional)
+    raise ValueError(f"policy field {f.name!r} of kind {f.kind!r} has no form field")
+
+
+def _clean_scorers(name):
+    def clean(self):
+        return [s.strip() for s in self.cleaned_data[name].split(",") if s.strip()]
+
+    return clean
+
+
+def _clean_above(f):
+    def clean(self):
+        value = self.cleaned_data[f.name]
+        if value is not None and value <= f.above:
+            raise forms.ValidationError(f.above_message)
+        return value
+
+    return clean
+
+
+def _policy_form_class():
+    """The form of every policy field with a page label (``gating.policy_fields``), and the reason."""
+    shown = [f for f in POLICY_TABLE if f.label is not None]
+    attrs = {f.name: _form_field(f) for f in shown}
+    attrs.update({f"clean_{f.name}": _clean_scorers(f.name) for f in shown if f.kind == "scorers"})
+    attrs.update({f"clean_{f.name}": _clean_above(f) for f in shown if f.above is not None})
+    attrs["reason"] = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
         label="Why (required to loosen the gate or lower the floor)",
     )  # fmt: skip
+    return type("PolicyForm", (forms.Form,), attrs)
 
-    def clean_scorers(self):
-        return [s.strip() for s in self.cleaned_data["scorers"].split(",") if s.strip()]
+
+PolicyForm = _policy_form_class()
 
 
 def policy_form(policy, data=None):
