@@ -64,14 +64,18 @@ def case_revisions(*, case):
     return CaseRevision.objects.filter(case=case).select_related("changed_by", "changed_by_key").order_by("-version")
 
 
-def review_queue(*, project):
-    """Cases of the project still waiting for an expected answer (archived ones aside), oldest first."""
-    return (
+def review_queue(*, project, dataset=None):
+    """Cases of the project still waiting for an expected answer (archived ones aside), oldest first.
+
+    Only ``dataset``'s when it is given.
+    """
+    cases = (
         GoldenCase.objects.filter(dataset__project=project, dataset__archived=False, expected_output__isnull=True)
         .exclude(status=CaseStatus.ARCHIVED)
         .select_related("dataset")
         .order_by("id")
     )
+    return cases.filter(dataset=dataset) if dataset is not None else cases
 
 
 def cases_from_run(*, project, trace_id):
@@ -81,3 +85,8 @@ def cases_from_run(*, project, trace_id):
         .select_related("dataset")
         .order_by("dataset__name", "id")
     )
+
+
+def case_recent_runs(*, case, limit):
+    """The ``limit`` newest runs of ``case``'s experiments (newest first), each with its experiment."""
+    return list(case.runs.select_related("experiment").order_by("-started_at", "-id")[:limit])

@@ -18,8 +18,15 @@ def experiment_get(*, project, name, field="experiment"):
     return experiment
 
 
-def experiment_list(*, project):
-    return Experiment.objects.filter(project=project).select_related("dataset")
+def experiment_list(*, project, dataset_name=None):
+    """The project's experiments, each with its dataset; only ``dataset_name``'s when it is given."""
+    experiments = Experiment.objects.filter(project=project).select_related("dataset")
+    return experiments.filter(dataset__name=dataset_name) if dataset_name else experiments
+
+
+def experiment_names(*, project):
+    """The names of the project's experiments, newest first (the pages' experiment pickers)."""
+    return list(Experiment.objects.filter(project=project).order_by("-created_at").values_list("name", flat=True))
 
 
 def experiments_ensure(*, project, datasets_by_name):

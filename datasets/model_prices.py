@@ -49,3 +49,8 @@ def price_table():
 def price_known(*, project, model, provider=None):
     """What ingestion would price ``model`` at: the project's override, the table's price, or unknown."""
     return price_lookup(model=model, provider=provider, overrides=price_overrides(project))
+
+
+def price_override_list(*, project):
+    """The project's own model prices, by model name."""
+    return ModelPrice.objects.filter(project=project)

@@ -2,7 +2,7 @@
 
 Django's ``bulk_create`` builds one large parameterised INSERT per batch and is
 several times slower than ``COPY`` for tens of thousands of rows. This module is the
-one place that knows which database is in use; callers pass rows of Python values
+one place that writes in bulk; it asks ``evalsite.vendor`` which database is in use. Callers pass rows of Python values
 already in the column's database form (see ``datetime_adapter`` and ``db_json``).
 
 ``ids_allocate`` hands out primary keys before the rows are written, so children
@@ -23,10 +23,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from evalsite.sql import row_named, rows_named, rows_with_columns
-
-
-def is_postgresql():
-    return connection.vendor == "postgresql"
+from evalsite.vendor import is_postgresql
 
 
 def rows_insert(table, columns, rows):

@@ -34,6 +34,7 @@ from checks.stats import mcnemar_p, wilson_interval
 from datasets.models import GoldenCase, Trace
 from evalsite.broker import BROKER_ERRORS
 from evalsite.sql import rows_named
+from evalsite.vendor import byte_order_collation, is_postgresql
 from gating.models import GateCase, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Abstention, Score
@@ -108,7 +109,7 @@ def _summaries_build_send(experiment_ids):
 
 def _one_snapshot():
     """Read everything on one snapshot (a summary dropped mid-way must not be half read)."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
+    if not is_postgresql() or connection.in_atomic_block:
         return nullcontext()
     return _repeatable_read()
 
@@ -258,7 +259,7 @@ def _flipped_rows(base, candidate, scorers):
     pk, count of that direction)``.
     """
     sql, params = _case_verdicts(base, candidate, scorers)
-    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+    collate = byte_order_collation()
     sql = f"""
         WITH v AS ({sql}),
         f AS (

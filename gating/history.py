@@ -55,6 +55,11 @@ def case_history(*, case, limit=DEFAULT_EXPERIMENTS):
     return {"experiments": entries, "flip_rate": flips / len(pairs) if pairs else None}
 
 
+def cases_flaky(cases, *, dataset, limit=DEFAULT_EXPERIMENTS):
+    """``cases`` narrowed to those flaky in any of the dataset's last ``limit`` gated experiments."""
+    return cases.filter(pk__in=flaky_case_ids(dataset=dataset, limit=limit))
+
+
 def flaky_case_ids(*, dataset, limit=DEFAULT_EXPERIMENTS):
     """Ids of the dataset's cases that were flaky in any of its last ``limit`` gated experiments."""
     newest = {}

@@ -4,7 +4,7 @@ from django.db.models import Avg, Case, Count, F, FloatField, OuterRef, Q, Subqu
 
 from datasets.experiments import experiment_list
 from evalsite.errors import NotFound
-from gating.models import GateCase, GateRun
+from gating.models import GateCase, GatePolicy, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Score
 
@@ -147,3 +147,13 @@ def paired_case_rows(*, base_gate_run_id, candidate_gate_run_id, show="changed")
 def gate_case_results(row_ids):
     """``{row id: result}`` of the given gate case rows (one query)."""
     return dict(GateCase.objects.filter(pk__in=[i for i in row_ids if i]).values_list("pk", "result"))
+
+
+def gate_policy_list(*, project):
+    """The gate policies of the project's datasets, each with its dataset."""
+    return list(GatePolicy.objects.filter(dataset__project=project).select_related("dataset"))
+
+
+def floor_changes_recent(*, policy, limit):
+    """The ``limit`` newest floor changes of a stored ``policy`` (none for one never saved)."""
+    return policy.floor_changes.all()[:limit] if policy.pk else []

@@ -90,6 +90,11 @@ def group_runs(group, *, window=None, now=None):
     return Trace.objects.filter(pk__in=members.values("trace_id")).order_by("-started_at", "-pk")
 
 
+def group_run_ids(group, *, window=None, limit):
+    """The ids of the first ``limit`` of ``group_runs`` (a review queue of the group)."""
+    return list(group_runs(group, window=window).values_list("pk", flat=True)[:limit])
+
+
 def representatives_of(groups):
     """``{trace pk: Trace}`` of the representatives of ``groups`` (one query)."""
     pks = {pk for group in groups for pk in group.representatives}

@@ -32,5 +32,10 @@ def alert_runs(alert):
     return Trace.objects.filter(project_id=alert.monitor.project_id, pk__in=alert.run_ids).order_by("pk")
 
 
+def alert_runs_listed(alert):
+    """``alert_runs`` with only the columns the alert page lists."""
+    return alert_runs(alert).only("pk", "trace_id", "name", "status", "started_at", "latency_ms", "cost_cents")
+
+
 def delivery_list(*, monitor, limit=50):
     return Delivery.objects.filter(monitor=monitor).select_related("alert").order_by("-created_at", "-id")[:limit]

@@ -245,6 +245,22 @@ def rule_backfill(*, rule_id, started_from, started_to):
         return len(matched), (_record(rule, matched) if matched else 0)
 
 
+def rule_list(*, project):
+    """The project's online rules, by name."""
+    return OnlineRule.objects.filter(project=project)
+
+
+def rule_backfill_request(*, rule, started_from, started_to):
+    """Ask a worker to backfill ``rule`` over ``[started_from, started_to)`` once the caller's transaction commits.
+
+    Safe to ask twice: the backfill scores only runs the rule has not seen (``rule_backfill``).
+    """
+    from online.tasks import rule_backfill_task  # the task imports this module
+
+    args = (rule.pk, started_from.isoformat(), started_to.isoformat())
+    transaction.on_commit(lambda: rule_backfill_task.delay(*args))
+
+
 def rule_counts(rule):
     """What the rule did: runs matched, sampled, scores written and skipped, skips by reason, passes."""
     samples = OnlineSample.objects.filter(rule=rule).aggregate(

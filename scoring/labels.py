@@ -55,8 +55,10 @@ def label_config_name(scorer_id):
 # --- label configs ------------------------------------------------------------------
 
 
-def label_config_list(*, project, include_archived=True):
+def label_config_list(*, project, include_archived=True, criteria_only=False):
+    """The project's label configs; without the archived ones, or only the judge's criteria, when asked."""
     configs = LabelConfig.objects.filter(project=project)
+    configs = configs.filter(criterion=True) if criteria_only else configs
     return configs if include_archived else configs.filter(archived=False)
 
 

@@ -6,7 +6,7 @@ missing one. Lists are ordered for stable paging; nothing here loads a table who
 
 from collections import Counter
 
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from datasets.run_selectors import trace_list
@@ -14,7 +14,7 @@ from evalsite.errors import NotFound
 from scoring.feedback import feedback_scorer_id
 from scoring.freshness import score_is_stale
 from scoring.labels import label_scorer_id
-from scoring.models import Abstention, Score, ScoreSource, ScoringChunk, ScoringPass
+from scoring.models import Abstention, ChunkStatus, Score, ScoreSource, ScoringChunk, ScoringPass
 from scoring.score_configs import scores_with_config
 
 # Skips listed per page of a pass (the rest through ``skips_after``).
@@ -78,6 +78,26 @@ def runs_list(*, project, scorer_failed=None, scorer_abstained=None, label=None,
         trace_list(project=project, **filters), scorer_failed=scorer_failed, scorer_abstained=scorer_abstained,
         label=label, feedback=feedback,
     )  # fmt: skip
+
+
+# The runs list's sort orders, over runs annotated with their score counts
+# (``runs_annotate_score_counts``): a run without a latency or a cost sorts last.
+RUN_SORTS = {
+    "started": ("-started_at", "-id"),
+    "latency": (F("latency_ms").desc(nulls_last=True), "-id"),
+    "cost": (F("cost_cents").desc(nulls_last=True), "-id"),
+    "failures": ("-scores_failed", "-started_at", "-id"),
+}
+
+
+def runs_sorted(traces, sort):
+    """``traces`` in the ``RUN_SORTS`` order named ``sort``."""
+    return traces.order_by(*RUN_SORTS[sort])
+
+
+def run_ids_oldest_first(traces, *, limit):
+    """The trace ids of the first ``limit`` of ``traces``, oldest first (a capture of every match)."""
+    return list(traces.order_by("started_at", "id").values_list("trace_id", flat=True)[:limit])
 
 
 def runs_annotate_scores(traces):
@@ -217,3 +237,12 @@ def abstention_filter_choices(*, project):
 def abstentions_of_project(*, project, ids):
     """The abstentions among ``ids`` that belong to ``project`` (others are ignored)."""
     return Abstention.objects.filter(project=project, pk__in=ids)
+
+
+def chunk_counts(*, now):
+    """Chunks of every project by state: ``{"queued", "running", "leased"}`` (leased: running, lease not run out)."""
+    return ScoringChunk.objects.filter(status__in=[ChunkStatus.QUEUED, ChunkStatus.RUNNING]).aggregate(
+        queued=Count("id", filter=Q(status=ChunkStatus.QUEUED)),
+        running=Count("id", filter=Q(status=ChunkStatus.RUNNING)),
+        leased=Count("id", filter=Q(status=ChunkStatus.RUNNING, lease_until__gt=now)),
+    )

@@ -284,3 +284,81 @@ def test_the_architecture_doc_names_every_module_of_the_apps():
             if not folder_named and not re.search(rf"\b{re.escape(path.name)}\b", text):
                 unnamed.append(f"{app}/{'/'.join(parts)}")
     assert unnamed == []
+
+
+# What only the ORM answers: a manager (``Model.objects``), the database package, or a
+# queryset's own methods (no list, dict or string of the web layer has these names).
+ORM_MODULES = ("django.db",)
+QUERYSET_METHODS = {
+    "aggregate", "all", "annotate", "bulk_create", "defer", "exclude", "exists", "filter", "get_or_create",
+    "only", "order_by", "prefetch_related", "select_for_update", "select_related", "update_or_create",
+    "values_list",
+}  # fmt: skip
+
+
+def orm_uses(source, name="<source>"):
+    """Each use of the ORM in ``source``, as ``name:line what``: the web layer asks selectors and services."""
+    uses = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            uses += [f"{name}:{node.lineno} import {a.name}" for a in node.names if a.name.startswith(ORM_MODULES)]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ORM_MODULES):
+            uses.append(f"{name}:{node.lineno} from {node.module} import")
+        elif isinstance(node, ast.Attribute) and node.attr == "objects":
+            uses.append(f"{name}:{node.lineno} .objects")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in QUERYSET_METHODS:
+            uses.append(f"{name}:{node.lineno} .{node.func.attr}()")
+    return sorted(uses)
+
+
+def _web_sources():
+    # Management commands are entry points of their own, like tasks; the pages and the API are the rule's subject.
+    return [p for p in sorted((ROOT / "web").rglob("*.py")) if "management" not in p.parts]
+
+
+def test_web_asks_selectors_and_services_and_uses_no_orm():
+    uses = [use for path in _web_sources() for use in orm_uses(path.read_text(), str(path.relative_to(ROOT)))]
+    assert uses == []
+
+
+def test_an_orm_query_in_a_page_is_reported_with_its_line():
+    source = (ROOT / "web/pages/home.py").read_text()
+    assert orm_uses(source) == []
+    planted = source + "\n\ndef planted(project):\n    return Trace.objects.filter(project=project)\n"
+    line = planted.count("\n")
+    assert orm_uses(planted, "web/pages/home.py") == [
+        f"web/pages/home.py:{line} .filter()",
+        f"web/pages/home.py:{line} .objects",
+    ]
+
+
+def test_a_transaction_or_a_related_manager_in_a_page_is_reported():
+    source = "from django.db import transaction\n\ndef page(request):\n    return request.user.memberships.select_related('p')\n"
+    assert orm_uses(source) == ["<source>:1 from django.db import", "<source>:4 .select_related()"]
+
+
+# The one module that knows which database is in use (``evalsite/vendor.py``); migrations
+# are frozen history and keep their own checks.
+VENDOR_MODULE = "evalsite/vendor.py"
+
+
+def vendor_reads(source, name="<source>"):
+    """Each read of ``<connection>.vendor`` in ``source``, as ``name:line``."""
+    return [f"{name}:{node.lineno}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr == "vendor"]  # fmt: skip
+
+
+def test_only_the_vendor_module_asks_which_database_is_in_use():
+    reads = [
+        read
+        for path in _project_sources()
+        if str(path.relative_to(ROOT)) != VENDOR_MODULE
+        for read in vendor_reads(path.read_text(), str(path.relative_to(ROOT)))
+    ]
+    assert reads == []
+    assert vendor_reads((ROOT / VENDOR_MODULE).read_text()) != []
+
+
+def test_a_vendor_check_outside_the_vendor_module_is_reported():
+    planted = "from django.db import connection\n\nCOPY = connection.vendor == 'postgresql'\n"
+    assert vendor_reads(planted, "gating/comparison.py") == ["gating/comparison.py:3"]

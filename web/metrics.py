@@ -3,31 +3,24 @@
 Protected by ``EVALSITE_METRICS_TOKEN`` when it is set (``Authorization: Bearer
 <token>``; anything else is 401). Unset, the endpoint answers anyone who reaches it:
 keep it off the public side of the proxy (docs/deploy.md). The work's state (chunks by
-state, worker heartbeats) is read here, where the layers may be combined.
+state, worker heartbeats) is read through the selectors of ``scoring`` and ``evalsite``, combined here.
 """
 
 import hmac
 
 from django.conf import settings
-from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.utils import timezone
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from evalsite.metrics import metrics_text
-from evalsite.models import Heartbeat
-from scoring.models import ChunkStatus, ScoringChunk
+from evalsite.selectors import heartbeat_ages
+from scoring.selectors import chunk_counts
 
 
 def work_state():
     now = timezone.now()
-    counts = ScoringChunk.objects.filter(status__in=[ChunkStatus.QUEUED, ChunkStatus.RUNNING]).aggregate(
-        queued=Count("id", filter=Q(status=ChunkStatus.QUEUED)),
-        running=Count("id", filter=Q(status=ChunkStatus.RUNNING)),
-        leased=Count("id", filter=Q(status=ChunkStatus.RUNNING, lease_until__gt=now)),
-    )
-    heartbeats = [(h.hostname, (now - h.seen_at).total_seconds()) for h in Heartbeat.objects.all()]
-    return counts, heartbeats
+    return chunk_counts(now=now), heartbeat_ages(now=now)
 
 
 def metrics(request):

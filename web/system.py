@@ -9,14 +9,13 @@ reconnects by itself (``CONN_HEALTH_CHECKS``).
 import sys
 from datetime import timedelta
 
-from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from evalsite.errors import database_unavailable, domain_error_response, problem_response
-from evalsite.models import Heartbeat
+from evalsite.selectors import workers_seen
+from evalsite.vendor import vendor_name
 
 WORKER_FRESH_FOR = timedelta(minutes=5)
 
@@ -24,17 +23,15 @@ WORKER_FRESH_FOR = timedelta(minutes=5)
 def health(request):
     """Liveness for load balancers: the database answers (else 503); workers seen recently are listed."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        recent = list(Heartbeat.objects.filter(seen_at__gte=timezone.now() - WORKER_FRESH_FOR))
+        recent = workers_seen(within=WORKER_FRESH_FOR)
     except Exception as exc:
         outage = database_unavailable(exc)
         if outage is None:
             raise
-        response = JsonResponse({"status": "unavailable", "database": connection.vendor, "workers": []}, status=503)
+        response = JsonResponse({"status": "unavailable", "database": vendor_name(), "workers": []}, status=503)
         response["Retry-After"] = outage.headers["Retry-After"]
         return response
-    return JsonResponse({"status": "ok", "database": connection.vendor, "workers": [h.hostname for h in recent]})
+    return JsonResponse({"status": "ok", "database": vendor_name(), "workers": recent})
 
 
 def _is_api(request):

@@ -15,10 +15,12 @@ import hashlib
 
 from django.db import connection
 
+from evalsite.vendor import is_postgresql
+
 
 def traces_lock(project, trace_ids):
     """Take the export locks of these runs, held until the end of the current transaction."""
-    if connection.vendor != "postgresql" or not trace_ids:
+    if not is_postgresql() or not trace_ids:
         return
     keys = sorted({_key(project.pk, trace_id) for trace_id in trace_ids})
     with connection.cursor() as cursor:

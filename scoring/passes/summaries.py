@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.db.models import Avg, Count, F, Max, Min
 
 from evalsite.sql import row_named, rows_named
+from evalsite.vendor import is_postgresql
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.labels import LABEL_PREFIX
 from scoring.models import Score
@@ -39,7 +40,7 @@ ANALYZED_FROM = 1000
 
 def summaries_kept():
     """Whether this database keeps summaries (PostgreSQL)."""
-    return connection.vendor == "postgresql"
+    return is_postgresql()
 
 
 def experiment_stats(experiment_id, scorers=None):

@@ -13,11 +13,15 @@ are the capture's own (``datasets.capture``).
 
 from dataclasses import replace
 
+from django.db import transaction
+
 from checks.scorers import SCORERS, Result, gating_scorers, resolve_config, score_run
 from datasets.capture import CAPTURE_REQUEST_SCHEMA, MAX_TRACES_PER_CAPTURE, cases_capture
+from datasets.case_selectors import dataset_get
 from datasets.case_validation import expectations_check
+from datasets.cases import dataset_create
 from datasets.models import Trace
-from evalsite.errors import Conflict, Invalid
+from evalsite.errors import Conflict, DomainError, Invalid
 from scoring.freshness import scores_fresh
 from scoring.models import Score, ScoreSource
 from scoring.pipeline.loading import runs_load
@@ -125,3 +129,23 @@ def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE)
     skipped = [{"trace_id": t, "failed_checks": failed[t]} for t in dict.fromkeys(trace_ids) if t in failed]
     data["trace_ids"] = [t for t in trace_ids if t not in failed]
     return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), skipped
+
+
+def cases_capture_into(*, project, data, by, dataset_name=None, new_dataset_name=None, max_runs=MAX_TRACES_PER_CAPTURE):
+    """``(dataset, captured, skipped)``: ``cases_capture_guarded`` into a dataset, new or existing.
+
+    With ``new_dataset_name`` the dataset is created first; its name's errors name the
+    field ``new_dataset``. Else it is the project's dataset ``dataset_name`` (``NotFound``).
+    One transaction: the new dataset and every new case are written, or nothing is.
+    """
+    with transaction.atomic():
+        if new_dataset_name:
+            try:
+                dataset = dataset_create(project=project, data={"name": new_dataset_name})
+            except DomainError as exc:
+                for item in exc.errors:
+                    item["field"] = "new_dataset" if item.get("field") == "name" else item.get("field")
+                raise
+        else:
+            dataset = dataset_get(project=project, name=dataset_name)
+        return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by, max_runs=max_runs))

@@ -214,6 +214,11 @@ def queue_open(queue, *, user=None, now=None):
     return queue_candidates(queue).exclude(Exists(_done(queue))).exclude(Exists(_held_by_others(queue, user, now)))
 
 
+def queue_first_open(queue):
+    """The id of the first item still to do in ``queue`` (for one who only looks), or ``None``."""
+    return queue_open(queue).values_list("pk", flat=True).first()
+
+
 def queue_progress(queue):
     """``Progress``: items done in this queue, of those done plus those still to do (two counts in SQL)."""
     done = QueueItem.objects.filter(queue=queue, done=True).count()

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 
 from checks.scorers import Result
 from evalsite.bulk import rows_select_by_ids
+from evalsite.vendor import text_cast
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.judge.criteria import outcomes_judge
 from scoring.labels import label_config_name
@@ -161,7 +162,7 @@ def _stored(keys):
 
 
 def _as_text(column):
-    return f"{column}::text" if connection.vendor == "postgresql" else column
+    return text_cast(column)
 
 
 def _measured(result):

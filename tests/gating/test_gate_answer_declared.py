@@ -5,7 +5,6 @@ re-written by a serializer; instead every key a real answer carries must be a de
 field, and every field a verdict must carry must be in it (a case's, likewise).
 """
 
-
 from tests.gating.test_gate import CLEAN, _gate, _upload, dataset  # noqa: F401  (a fixture)
 from web.api.gate_schema import GateCase, GateVerdict
 

@@ -27,7 +27,7 @@ from datasets.cases import case_archive, case_create, case_update
 from datasets.models import CaseRevision, CaseStatus, GoldenCase
 from evalsite.auth import request_project
 from evalsite.scopes import CURATE
-from gating.history import DEFAULT_EXPERIMENTS, case_history, flaky_case_ids
+from gating.history import DEFAULT_EXPERIMENTS, case_history, cases_flaky
 from scoring.review.capture_guard import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import AnyJson, NewestFirstCursorPagination, validated
@@ -197,7 +197,7 @@ class CaseCollection(APIView):
             dataset=dataset, status=filters["status"], needs_expected_output=filters["needs_expected_output"]
         )
         if filters["flaky"]:
-            cases = cases.filter(pk__in=flaky_case_ids(dataset=dataset, limit=filters["experiments"]))
+            cases = cases_flaky(cases, dataset=dataset, limit=filters["experiments"])
         paginator = CasePagination()
         page = paginator.paginate_queryset(cases, request, view=self)
         return paginator.get_paginated_response(CaseOut(page, many=True).data)

@@ -64,9 +64,9 @@ class ExperimentCollection(APIView):
         responses={200: paginated("PaginatedExperimentList", ExperimentOut), **problem_responses(401)},
     )
     def get(self, request):
-        experiments = experiment_list(project=request_project(request))
-        if request.query_params.get("dataset"):
-            experiments = experiments.filter(dataset__name=request.query_params["dataset"])
+        experiments = experiment_list(
+            project=request_project(request), dataset_name=request.query_params.get("dataset")
+        )
         paginator = NewestFirstCursorPagination()
         page = paginator.paginate_queryset(experiments, request, view=self)
         return paginator.get_paginated_response(ExperimentOut(page, many=True).data)

@@ -1,6 +1,5 @@
 """HTTP API of online rules: which arriving runs to score, with what, and what each rule did."""
 
-from django.db import transaction
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -8,9 +7,7 @@ from rest_framework.views import APIView
 
 from evalsite.auth import request_project
 from evalsite.scopes import CURATE
-from online.models import OnlineRule
-from online.rules import rule_counts, rule_create, rule_get, rule_update
-from online.tasks import rule_backfill_task
+from online.rules import rule_backfill_request, rule_counts, rule_create, rule_get, rule_list, rule_update
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 from web.api.scoring import SCORER_LIMIT, ScorerEntryField
@@ -103,9 +100,7 @@ class OnlineRuleCollection(APIView):
     )
     def get(self, request):
         paginator = RulePagination()
-        page = paginator.paginate_queryset(
-            OnlineRule.objects.filter(project=request_project(request)), request, view=self
-        )
+        page = paginator.paginate_queryset(rule_list(project=request_project(request)), request, view=self)
         return paginator.get_paginated_response([rule_out(r) for r in page])
 
 
@@ -156,6 +151,5 @@ class OnlineRuleBackfill(APIView):
     def post(self, request, rule_id):
         rule = rule_get(project=request_project(request), rule_id=rule_id)
         data = validated(BackfillIn, request.data)
-        args = (rule.pk, data["from"].isoformat(), data["to"].isoformat())
-        transaction.on_commit(lambda: rule_backfill_task.delay(*args))
+        rule_backfill_request(rule=rule, started_from=data["from"], started_to=data["to"])
         return Response(rule_out(rule), status=status.HTTP_202_ACCEPTED)

@@ -7,6 +7,7 @@ answer and documents it: one table of fields drives both, and the OpenAPI schema
 from rest_framework import serializers
 
 from gating.policy_fields import POLICY_TABLE
+from gating.selectors import floor_changes_recent
 from web.api.rest import Text
 
 
@@ -76,7 +77,7 @@ class _FloorHistory(serializers.ListSerializer):
     """The policy's latest moves of the floor, newest first (none for an unsaved default policy)."""
 
     def to_representation(self, policy):
-        return super().to_representation(policy.floor_changes.all()[:FLOOR_HISTORY_SHOWN] if policy.pk else [])
+        return super().to_representation(floor_changes_recent(policy=policy, limit=FLOOR_HISTORY_SHOWN))
 
 
 class FloorChangeOut(serializers.Serializer):

@@ -6,7 +6,13 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from datasets.model_prices import price_known, price_override_delete, price_override_set, price_table
+from datasets.model_prices import (
+    price_known,
+    price_override_delete,
+    price_override_list,
+    price_override_set,
+    price_table,
+)
 from datasets.models import ModelPrice
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
@@ -69,7 +75,7 @@ class PriceCollection(APIView):
     def get(self, request):
         project = request_project(request)
         query = validated(PriceQuery, request.query_params)
-        overrides = ModelPrice.objects.filter(project=project)
+        overrides = price_override_list(project=project)
         lookup = None
         if query.get("model"):
             lookup = price_known(project=project, model=query["model"], provider=query.get("provider"))

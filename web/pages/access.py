@@ -19,7 +19,8 @@ from django.shortcuts import render
 from rest_framework.request import Request
 
 from evalsite.errors import Invalid, NotFound
-from evalsite.models import Membership, Role
+from evalsite.models import Role
+from evalsite.selectors import membership_find, memberships_of
 from web.api.rest import CheckedCursorPagination
 
 CURRENT_PROJECT_SESSION_KEY = "evalsite_project"
@@ -28,7 +29,7 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 def membership_get(user, slug):
     """The user's membership of project ``slug``; ``Http404`` when there is none."""
-    membership = Membership.objects.select_related("project").filter(user=user, project__slug=slug).first()
+    membership = membership_find(user=user, slug=slug)
     if membership is None:
         raise Http404("No such project.")
     return membership
@@ -68,7 +69,7 @@ def can_curate(request):
 
 def page_render(request, template, context=None, *, status=200):
     """Render a project page with what the layout needs: the project, the role, the switcher."""
-    memberships = list(request.user.memberships.select_related("project").order_by("project__slug"))
+    memberships = memberships_of(user=request.user)
     base = {
         "project": request.project,
         "membership": request.membership,

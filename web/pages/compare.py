@@ -6,7 +6,7 @@ where the outcome changed.
 
 from django.core.paginator import Paginator
 
-from datasets.experiments import experiment_get, experiment_list
+from datasets.experiments import experiment_get, experiment_names
 from datasets.run_selectors import runs_answers
 from gating.comparison import experiments_compare
 from gating.selectors import PAIRED_CASE_FILTERS, gate_case_results, paired_case_rows
@@ -70,7 +70,7 @@ def paired_cases(request, project, cases, show):
 
 @project_page
 def compare_page(request, project):
-    names = list(experiment_list(project=project).order_by("-created_at").values_list("name", flat=True))
+    names = experiment_names(project=project)
     base_name, candidate_name = request.GET.get("base"), request.GET.get("candidate")
     show = request.GET.get("show") if request.GET.get("show") in PAIRED_CASE_FILTERS else "changed"
     context = {"names": names, "base": base_name, "candidate": candidate_name, "comparison": None, "show": show}

@@ -16,6 +16,7 @@ from datasets.case_selectors import (
     ALL_STATUSES,
     case_get,
     case_list,
+    case_recent_runs,
     case_revisions,
     dataset_get,
     dataset_list,
@@ -33,8 +34,9 @@ from scoring.review.queue import queue_for_cases
 from web.api.datasets import jsonl_download
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs
-from web.pages.forms import CaseForm, DatasetForm, ImportForm, errors_show
+from web.pages.forms import CaseForm, DatasetForm, ImportForm
 from web.pages.policy import policy_apply, policy_context, policy_form
+from web.pages.refusals import refusal
 
 CASES_PER_PAGE = 100
 STATUS_TABS = [CaseStatus.ACTIVE, CaseStatus.DRAFT, CaseStatus.ARCHIVED, ALL_STATUSES]
@@ -46,11 +48,9 @@ COVERAGE_WINDOW = timedelta(days=7)
 def datasets_page(request, project):
     form = DatasetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form) as refused:
             dataset = dataset_create(project=project, data=form.dataset_data())
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Dataset {dataset.name} created. Capture runs into it from the Runs page.")
             return redirect("dataset", slug=project.slug, name=dataset.name)
     return page_render(
@@ -134,11 +134,9 @@ def case_new(request, project, name):
     if request.method == "POST" and form.is_valid():
         data = form.case_data()
         data.pop("version", None)
-        try:
+        with refusal(form) as refused:
             case = case_create(dataset=dataset, data=data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Case {case.name} created.")
             return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(
@@ -150,13 +148,10 @@ def _quarantine_set(request, case, quarantined):
     data = {"quarantined": quarantined}
     if quarantined:
         data["quarantine_reason"] = (request.POST.get("quarantine_reason") or "").strip()
-    try:
+    with refusal(request=request, prefix=f"Case {case.name} was not quarantined: ") as refused:
         case, changed = case_update(case=case, data=data, by=request.user)
-    except DomainError as exc:
-        messages.error(request, f"Case {case.name} was not quarantined: {exc.detail}")
-    else:
-        if changed:
-            messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
+    if not refused and changed:
+        messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
     return redirect("case", slug=case.dataset.project.slug, case_id=case.pk)
 
 
@@ -168,23 +163,18 @@ def case_page(request, project, case_id):
         action = request.POST.get("action", "save")
         if action in ("archive", "restore"):
             change = case_archive if action == "archive" else case_restore
-            try:
+            with refusal(request=request) as refused:
                 case, changed = change(case=case, by=request.user)
-            except DomainError as exc:
-                messages.error(request, exc.detail)
-            else:
-                if changed:
-                    messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
+            if not refused and changed:
+                messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
             return redirect("case", slug=project.slug, case_id=case.pk)
         if action in ("quarantine", "release"):
             return _quarantine_set(request, case, action == "quarantine")
         form = CaseForm(request.POST)
         if form.is_valid():
-            try:
+            with refusal(form) as refused:
                 case, changed = case_update(case=case, data=form.case_data(), by=request.user)
-            except DomainError as exc:
-                errors_show(form, exc)
-            else:
+            if not refused:
                 messages.success(request, f"Saved as version {case.version}." if changed else "Nothing changed.")
                 return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(
@@ -195,7 +185,7 @@ def case_page(request, project, case_id):
             "form": form,
             "revisions": list(case_revisions(case=case)),
             "gated": case_runs(project=project, case=case),
-            "runs": list(case.runs.select_related("experiment").order_by("-started_at", "-id")[:RECENT_RUNS]),
+            "runs": case_recent_runs(case=case, limit=RECENT_RUNS),
         },
         status=400 if form.errors else 200,
     )
@@ -210,9 +200,8 @@ def review_page(request, project):
         chosen = next((d for d in datasets if d.name == request.POST.get("dataset")), None)
         queue = queue_for_cases(project=project, dataset=chosen)
         return redirect("queue", slug=project.slug, queue_id=queue.pk)
-    cases = review_queue(project=project)
     cases, newer, older = cursor_page(
-        request, cases.filter(dataset=chosen) if chosen else cases, ordering=("id",), page_size=CASES_PER_PAGE
+        request, review_queue(project=project, dataset=chosen), ordering=("id",), page_size=CASES_PER_PAGE
     )
     return page_render(
         request,

@@ -10,7 +10,15 @@ from django.views.decorators.http import require_POST
 
 from datasets.case_selectors import dataset_list
 from evalsite.errors import DomainError
-from harvest.selectors import group_get, group_list, group_runs, groups_covered, representatives_of, window_parse
+from harvest.selectors import (
+    group_get,
+    group_list,
+    group_run_ids,
+    group_runs,
+    groups_covered,
+    representatives_of,
+    window_parse,
+)
 from scoring.review.queue import queue_for_runs
 from web.pages.access import page_links, page_render, project_page
 from web.pages.forms import CaptureForm
@@ -98,7 +106,7 @@ def group_queue(request, project, group_id):
     """Reviewers open the group's runs of the window as a queue (created once per group and window)."""
     window_text, window = _window(request)
     group = group_get(project=project, group_id=group_id, window=window)
-    run_ids = list(group_runs(group, window=window).values_list("pk", flat=True)[:QUEUE_RUNS_MAX])
+    run_ids = group_run_ids(group, window=window, limit=QUEUE_RUNS_MAX)
     name = f"Failure group {group.pk} ({window_text}): {group.label or group.signature}"
     queue = queue_for_runs(project=project, name=name, run_ids=run_ids, by=request.user)
     return redirect("queue", slug=project.slug, queue_id=queue.pk)

@@ -3,12 +3,13 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from evalsite.selectors import membership_find, memberships_of
 from web.pages.access import CURRENT_PROJECT_SESSION_KEY, project_page
 
 
 @login_required
 def home(request):
-    memberships = list(request.user.memberships.select_related("project").order_by("project__slug"))
+    memberships = memberships_of(user=request.user)
     current = request.session.get(CURRENT_PROJECT_SESSION_KEY)
     return render(
         request, "home.html", {"memberships": memberships, "switcher_memberships": memberships, "current_slug": current}
@@ -22,7 +23,7 @@ def project_switch(request):
     A project the user is not a member of leads back to the home page.
     """
     slug = request.GET.get("project", "")
-    if not slug or not request.user.memberships.filter(project__slug=slug).exists():
+    if not slug or membership_find(user=request.user, slug=slug) is None:
         return redirect("home")
     return redirect("project-home", slug=slug)
 

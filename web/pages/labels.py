@@ -12,9 +12,8 @@ from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 
-from evalsite.errors import DomainError
 from evalsite.models import Role
-from gating.models import GatePolicy
+from gating.selectors import gate_policy_list
 from scoring.judge.calibration import advisory_reason, agreement, disagreements
 from scoring.labels import (
     label_authors,
@@ -28,8 +27,8 @@ from scoring.labels import (
 from scoring.models import LabelKind
 from scoring.review.queue import queue_for_disagreements
 from web.pages.access import cursor_page, page_render, project_page
-from web.pages.forms import errors_show
 from web.pages.label_forms import LabelForm
+from web.pages.refusals import refusal
 
 LABELS_PER_PAGE = 50
 DISAGREEMENTS_LISTED = 20
@@ -103,10 +102,9 @@ def _config_change(request, project, form):
         messages.success(request, f"Label config {config.name} {action}d.")
         return True
     if action == "create" and form.is_valid():
-        try:
+        with refusal(form) as refused:
             config = label_config_create(project=project, data=form.config_data())
-        except DomainError as exc:
-            errors_show(form, exc)
+        if refused:
             return False
         messages.success(request, f"Label config {config.name} created.")
         return True
@@ -130,15 +128,14 @@ def _gating(policies, found):
 def agreement_page(request, project):
     if request.method == "POST":
         criterion = label_config_get(project=project, name=request.POST.get("criterion", ""))
-        try:
+        with refusal(request=request) as refused:
             queue = queue_for_disagreements(project=project, criterion=criterion.name, by=request.user)
-        except DomainError as exc:
-            messages.error(request, exc.detail)
+        if refused:
             return redirect("agreement", slug=project.slug)
         return redirect("queue", slug=project.slug, queue_id=queue.pk)
-    policies = list(GatePolicy.objects.filter(dataset__project=project).select_related("dataset"))
+    policies = gate_policy_list(project=project)
     criteria = []
-    for config in label_config_list(project=project, include_archived=False).filter(criterion=True):
+    for config in label_config_list(project=project, include_archived=False, criteria_only=True):
         found = agreement(project=project, criterion=config.name)
         criteria.append(
             {
@@ -156,13 +153,12 @@ def run_label_post(request, project, trace):
     form = LabelForm(request.POST, configs=label_config_list(project=project, include_archived=False))
     if not form.is_valid():
         return form, False
-    try:
+    with refusal(form) as refused:
         labels_write(
             project=project, trace=trace, values=form.values(), comment=form.cleaned_data["comment"],
             author={"name": request.user.get_username(), "by": "user"},
         )  # fmt: skip
-    except DomainError as exc:
-        errors_show(form, exc)
+    if refused:
         return form, False
     messages.success(request, "Labels saved.")
     return form, True

@@ -14,7 +14,7 @@ from evalsite.errors import DomainError
 from evalsite.models import Role
 from monitors.emails import email_enabled
 from monitors.models import Direction, Metric
-from monitors.selectors import alert_get, alert_list, alert_runs, delivery_list, monitor_get, monitor_list
+from monitors.selectors import alert_get, alert_list, alert_runs_listed, delivery_list, monitor_get, monitor_list
 from monitors.services import alert_queue_open, monitor_create, monitor_update
 from monitors.webhooks import monitor_test_message
 from web.pages.access import page_render, project_page
@@ -103,7 +103,7 @@ def monitor_pause(request, project, monitor_id):
 @project_page
 def alert_page(request, project, alert_id):
     alert = alert_get(project=project, alert_id=alert_id)
-    runs = alert_runs(alert).only("pk", "trace_id", "name", "status", "started_at", "latency_ms", "cost_cents")
+    runs = alert_runs_listed(alert)
     return page_render(request, "monitors/alert.html", {"alert": alert, "monitor": alert.monitor, "runs": runs})
 
 

@@ -10,8 +10,7 @@ from django.views.decorators.http import require_POST
 
 from evalsite.errors import DomainError
 from evalsite.models import Role
-from online.models import OnlineRule
-from online.rules import rule_counts, rule_create, rule_get, rule_update
+from online.rules import rule_counts, rule_create, rule_get, rule_list, rule_update
 from web.pages.access import page_render, project_page
 
 
@@ -37,7 +36,7 @@ class RuleForm(forms.Form):
 
 
 def _render(request, project, form, status=200):
-    rules = [(rule, rule_counts(rule)) for rule in OnlineRule.objects.filter(project=project)]
+    rules = [(rule, rule_counts(rule)) for rule in rule_list(project=project)]
     can_change = request.membership.allows(Role.ADMIN)
     context = {"rules": rules, "form": form if can_change else None, "can_change": can_change}
     return page_render(request, "online/rules.html", context, status=status)

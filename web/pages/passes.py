@@ -6,13 +6,12 @@ score, then start it. The request is checked by the same rules as ``POST /v1/api
 from django import forms
 from django.shortcuts import redirect
 
-from datasets.experiments import experiment_list
-from evalsite.errors import DomainError
+from datasets.experiments import experiment_names
 from scoring.passes.services import pass_start
 from scoring.selection.catalog import catalog_for
 from scoring.selection.requests import score_request_read, selection_count
 from web.pages.access import page_render, project_page
-from web.pages.forms import errors_show
+from web.pages.refusals import refusal
 
 
 class PassForm(forms.Form):
@@ -43,19 +42,17 @@ class PassForm(forms.Form):
 @project_page
 def pass_new_page(request, project):
     catalog = catalog_for(project)
-    experiments = list(experiment_list(project=project).order_by("-created_at").values_list("name", flat=True))
+    experiments = experiment_names(project=project)
     data = request.POST if request.method == "POST" else (request.GET if "scorers" in request.GET else None)
     form = PassForm(data, scorer_ids=list(catalog.scorers), experiments=experiments)
     count = None
     if form.is_bound and form.is_valid():
-        try:
+        with refusal(form):
             if request.method == "POST":
                 scoring_pass = pass_start(project=project, data=form.request_data(), requested_by=request.user)
                 return redirect("pass", slug=project.slug, pass_id=scoring_pass.pk)
             checked = score_request_read(project=project, data=form.request_data(), background=True)
             count = selection_count(project=project, request=checked)
-        except DomainError as exc:
-            errors_show(form, exc)
     return page_render(
         request, "scoring/pass_new.html", {"form": form, "count": count}, status=400 if form.errors else 200
     )

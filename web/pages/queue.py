@@ -10,7 +10,6 @@ of ``queue.js`` only press those forms' buttons.
 """
 
 from django.contrib import messages
-from django.db import transaction
 from django.shortcuts import redirect
 
 from datasets.cases import case_update
@@ -25,32 +24,31 @@ from scoring.review.queue import (
     queue_filter_create,
     queue_filter_get,
     queue_filter_list,
+    queue_first_open,
     queue_for_cases,
     queue_item_finish,
     queue_item_holder,
     queue_item_load,
     queue_item_state,
-    queue_open,
     queue_previous,
     queue_progress,
 )
 from scoring.selectors import run_scores
 from web.pages.access import can_curate, page_render, project_page
 from web.pages.diffs import value_diff
-from web.pages.forms import CaseForm, errors_show
+from web.pages.forms import CaseForm
 from web.pages.label_forms import LabelForm
 from web.pages.queue_forms import QueueFilterForm
+from web.pages.refusals import refusal
 
 
 @project_page
 def queue_list(request, project):
     form = QueueFilterForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form) as refused:
             queue = queue_filter_create(project=project, data=form.cleaned_data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
-        else:
+        if not refused:
             messages.success(request, f"Queue {queue.name} saved.")
             return redirect("queue", slug=project.slug, queue_id=queue.pk)
     queues = list(queue_filter_list(project=project))
@@ -67,7 +65,7 @@ def queue_next(request, project, queue_id):
     if can_curate(request):
         item = queue_claim_next(queue=queue, user=request.user)
     else:
-        item = queue_open(queue).values_list("pk", flat=True).first()
+        item = queue_first_open(queue)
     if item is None:
         return page_render(request, "queue/done.html", {"queue": queue, "progress": queue_progress(queue)})
     return redirect("queue-item", slug=project.slug, queue_id=queue.pk, item=item)
@@ -114,11 +112,10 @@ def _act(request, queue, subject, holder):
         request.label_form = form
         if form.is_valid():
             author = {"name": request.user.get_username(), "by": "user"}
-            try:
+            with refusal(form) as refused:
                 labels_write(project=queue.project, trace=subject, values=form.values(),
                              comment=form.cleaned_data["comment"], author=author)  # fmt: skip
-            except DomainError as exc:
-                errors_show(form, exc)
+            if refused:
                 return None
             return _finish(request, queue, subject.pk, Outcome.LABELLED, f"Labelled {subject.trace_id}.")
         return None
@@ -136,22 +133,18 @@ def _save_expected(request, queue, case):
         form.add_error("expected_output", "Write the expected answer, or skip this case.")
     if form.is_valid():
         data = {k: v for k, v in form.case_data().items() if k in ("expected_output", "version")}
-        try:
-            with transaction.atomic():
-                case, _ = case_update(case=case, data=data, by=request.user)
-        except DomainError as exc:
-            errors_show(form, exc)
+        with refusal(form) as refused:
+            case, _ = case_update(case=case, data=data, by=request.user)
+        if refused:
             return None
         return _finish(request, queue, case.pk, Outcome.EDITED, f"Saved the expected answer of {case.name}.")
     return None
 
 
 def _finish(request, queue, item, outcome, text):
-    try:
+    with refusal(request=request) as refused:
         queue_item_finish(queue=queue, item=item, user=request.user, outcome=outcome)
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
+    if not refused:
         messages.success(request, text)
     return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
 

@@ -6,26 +6,31 @@ Reads go through the same selectors as the API, writes through the same services
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
-from django.db.models import F
 from django.shortcuts import redirect
 
 from datasets.capture import MAX_TRACES_PER_CAPTURE
-from datasets.case_selectors import cases_from_run, dataset_get, dataset_list
-from datasets.cases import dataset_create
+from datasets.case_selectors import cases_from_run, dataset_list
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
-from evalsite.errors import DomainError
 from scoring.feedback import run_feedback
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
-from scoring.review.capture_guard import cases_capture_guarded
+from scoring.review.capture_guard import cases_capture_into
 from scoring.selection.catalog import catalog_for
-from scoring.selectors import run_scores, runs_annotate_score_counts, runs_annotate_scores, runs_list
+from scoring.selectors import (
+    RUN_SORTS,
+    run_ids_oldest_first,
+    run_scores,
+    runs_annotate_score_counts,
+    runs_annotate_scores,
+    runs_list,
+    runs_sorted,
+)
 from web.pages.access import cursor_page, page_links, page_render, project_page
-from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm, errors_show
+from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm
 from web.pages.label_forms import LabelForm
 from web.pages.labels import run_label_post
 from web.pages.queue import queue_after_capture
+from web.pages.refusals import refusal
 from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
@@ -41,22 +46,16 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
     (a run that failed a check is kept from becoming its own reference: ``scoring.review.capture_guard``).
     One transaction: the new dataset and every new case are written, or nothing is.
     """
-    new_name = form.cleaned_data.get("new_dataset")
-    try:
-        with transaction.atomic():
-            if new_name:
-                try:
-                    dataset = dataset_create(project=project, data={"name": new_name})
-                except DomainError as exc:
-                    for item in exc.errors:
-                        item["field"] = "new_dataset" if item.get("field") == "name" else item.get("field")
-                    raise
-            else:
-                dataset = dataset_get(project=project, name=form.cleaned_data["dataset"])
-            return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by, max_runs=max_runs))
-    except DomainError as exc:
-        errors_show(form, exc)
-        return None
+    with refusal(form):
+        return cases_capture_into(
+            project=project,
+            data=data,
+            by=by,
+            dataset_name=form.cleaned_data.get("dataset"),
+            new_dataset_name=form.cleaned_data.get("new_dataset"),
+            max_runs=max_runs,
+        )
+    return None
 
 
 def _captured_message(request, dataset, captured, skipped, matching=None):
@@ -79,19 +78,14 @@ def _captured_message(request, dataset, captured, skipped, matching=None):
 
 # The runs list's sort orders: the newest first pages by cursor (stable while runs
 # arrive); the others by page number, over the filtered runs.
-SORTS = {
-    "started": ("-started_at", "-id"),
-    "latency": (F("latency_ms").desc(nulls_last=True), "-id"),
-    "cost": (F("cost_cents").desc(nulls_last=True), "-id"),
-    "failures": ("-scores_failed", "-started_at", "-id"),
-}
+SORTS = RUN_SORTS
 
 
 def runs_page(request, traces, sort):
     """``(runs, newer url, older url, page or None)`` of the runs list in ``sort`` order."""
     if sort == "started":
         return (*cursor_page(request, traces, ordering=SORTS[sort], page_size=RUNS_PER_PAGE), None)
-    page = Paginator(traces.order_by(*SORTS[sort]), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(runs_sorted(traces, sort), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     return (list(page.object_list), *page_links(request, page), page)
 
 
@@ -144,8 +138,7 @@ def _capture_posted(request, project, capture, filters, matching):
     if filters.is_bound and not filters.is_valid():
         capture.add_error(None, "The filter has an error: correct it before capturing every run it matches.")
         return None, None
-    ordered = matching.order_by("started_at", "id").values_list("trace_id", flat=True)
-    trace_ids = list(ordered[: ALL_MATCHING_MAX + 1])
+    trace_ids = run_ids_oldest_first(matching, limit=ALL_MATCHING_MAX + 1)
     if len(trace_ids) > ALL_MATCHING_MAX:
         capture.add_error(
             None,

@@ -130,7 +130,7 @@ def review_page(request, project):
     if request.method == "POST":
         chosen = abstentions_of_project(project=project, ids=_ids(request.POST.getlist("ids")))
         action = request.POST.get("action")
-        if not chosen.exists():
+        if not chosen:
             messages.error(request, "Select at least one row.")
         elif action == "rescore":
             started, problems = abstentions_rescore(abstentions=chosen, requested_by=request.user)

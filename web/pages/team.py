@@ -21,8 +21,9 @@ from django.views.decorators.http import require_POST
 
 from evalsite import team
 from evalsite.errors import Conflict, Invalid, NotFound
-from evalsite.models import ApiKey, AuditEntry, Invitation, Membership, Role
+from evalsite.models import Role
 from evalsite.scopes import DEFAULT_SCOPES, SCOPE_HELP
+from evalsite.selectors import team_of
 from lifecycle.archive import project_export
 from lifecycle.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
@@ -44,10 +45,7 @@ def admin_page(view):
 
 def _settings_render(request, project, *, status=200, **extra):
     context = {
-        "keys": ApiKey.objects.filter(project=project).select_related("created_by"),
-        "members": Membership.objects.filter(project=project).select_related("user").order_by("user__username"),
-        "invitations": [i for i in Invitation.objects.filter(project=project, accepted_at__isnull=True) if i.is_open],
-        "audit": AuditEntry.objects.filter(project=project)[:AUDIT_SHOWN],
+        **team_of(project=project, audit_shown=AUDIT_SHOWN),
         "roles": Role.values,
         "scope_choices": list(SCOPE_HELP.items()),
         "default_scopes": DEFAULT_SCOPES,
