@@ -15,6 +15,7 @@ file and dies on ``JSONDecodeError`` (kombu's filesystem transport has no guard)
 Selected by ``CELERY_BROKER_TRANSPORT`` in the embedded default (evalsite/settings.py).
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -107,7 +108,5 @@ def _read_whole(path):
 
 
 def _remove_quietly(path):
-    try:
+    with contextlib.suppress(OSError):
         os.remove(path)
-    except OSError:
-        pass
