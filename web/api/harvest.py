@@ -5,7 +5,7 @@ Reads are open to every key of the project; a rebuild needs ``curate``. A bad
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -147,7 +147,10 @@ class FailureGroupRebuild(APIView):
         operation_id="failure_groups_rebuild",
         summary="Group every failing production run again, in a worker",
         request=None,
-        responses={202: serializers.DictField(), **problem_responses(401, 403)},
+        responses={
+            202: inline_serializer("FailureGroupRebuildOut", {"rebuild": serializers.CharField(help_text="queued")}),
+            **problem_responses(401, 403),
+        },
     )
     def post(self, request):
         rebuild_request(project=request_project(request))
