@@ -140,6 +140,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = EVALSITE_MAX_BODY_BYTES
 EVALSITE_MAX_BATCH = env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
 # Gates over more active cases than this answer 202 and are evaluated by a worker.
 EVALSITE_GATE_SYNC_MAX_CASES = env_int("EVALSITE_GATE_SYNC_MAX_CASES", 500, minimum=0)
+# Cases the gate's answer carries (failures first), and in a page of GET gate-runs/{id}/cases:
+# a 10,000-case gate listed whole was a 28 MB answer; the rest is read by its cursor.
+EVALSITE_GATE_ANSWER_CASES = env_int("EVALSITE_GATE_ANSWER_CASES", 100, minimum=1, maximum=500)
 # How long a synchronous request may work (scoring with a judge plans within it).
 EVALSITE_REQUEST_TIMEOUT_SECONDS = env_int("EVALSITE_REQUEST_TIMEOUT_SECONDS", 30, minimum=1)
 # Allocations between two young-generation collections of Python's cycle collector (its

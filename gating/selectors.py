@@ -4,6 +4,7 @@ from django.db.models import Avg, Case, Count, F, FloatField, OuterRef, Q, Subqu
 
 from datasets.experiments import experiment_list
 from evalsite.errors import NotFound
+from gating.case_pages import answer_cases
 from gating.models import GateCase, GatePolicy, GateRun
 from scoring.freshness import scores_fresh
 from scoring.models import Score
@@ -66,8 +67,9 @@ VERDICT_DEFAULTS = {"policy_revision": None, "bar_moved": [], "bar_moved_more": 
 
 
 def gate_run_answer(gate_run):
-    """The gate's answer: its figures, ``cases`` (the gating ones, in report order) and
-    ``quarantined`` (their results, not counted); or where a running or failed run stands."""
+    """The gate's answer: its figures and one page of its cases (``gating.case_pages.answer_cases``:
+    ``cases`` and ``quarantined``, failures first, each with a ``*_next`` cursor or None);
+    or where a running or failed run stands."""
     if gate_run.status != GateRun.Status.DONE:
         answer = {
             "gate_run_id": gate_run.pk,
@@ -78,23 +80,7 @@ def gate_run_answer(gate_run):
         if gate_run.status == GateRun.Status.FAILED:
             answer["error"] = gate_run.error
         return answer
-    rows = getattr(gate_run, "case_rows", None)
-    if rows is None:
-        rows = list(GateCase.objects.filter(gate_run=gate_run).order_by("position").only("quarantined", "result"))
-    return {
-        **VERDICT_DEFAULTS,
-        **gate_run.result,
-        "cases": [row.result for row in rows if not row.quarantined],
-        "quarantined": [row.result for row in rows if row.quarantined],
-    }
-
-
-def gate_cases(*, gate_run, order="failures", passed=None):
-    """A gate run's case rows: failures first, unmeasured ones first among them (or in report order)."""
-    rows = GateCase.objects.filter(gate_run=gate_run)
-    if passed is not None:
-        rows = rows.filter(passed=passed)
-    return rows.order_by(*(("passed", "measured", "position") if order == "failures" else ("position",)))
+    return {**VERDICT_DEFAULTS, **gate_run.result, **answer_cases(gate_run, getattr(gate_run, "case_rows", None))}
 
 
 # What a gate run's page can show: each a filter of its case rows.

@@ -195,7 +195,7 @@ def request_gate(
         if state is None:
             state = "running" if status == 202 else "done"
         if state == "done":
-            return _verdict_checked(answer)
+            return cases_completed(client, _verdict_checked(answer), status_url=client.url("gate"))
         if state == "failed":
             reason = answer.get("error") or answer.get("detail") or "no reason given"
             raise EvalgateError(f"gate run {run_id} failed on the server: {reason}")
@@ -216,6 +216,29 @@ def _verdict_checked(answer: dict) -> dict:
     cases = answer.get("cases")
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise EvalgateError("the gate answer has no list of cases")
+    return answer
+
+
+def cases_completed(client: Client, answer: dict, *, status_url: str) -> dict:
+    """The verdict with every case: a large gate's answer carries one page of ``cases`` (and of
+    ``quarantined``) and ``cases_next`` (``quarantined_next``), the link to the rest; each
+    page is followed to its last (``next`` null) and appended. The links are then null."""
+    for key in ("cases", "quarantined"):
+        link = answer.get(f"{key}_next")
+        url = client.follow(link, status_url) if link else None
+        seen = set()
+        while url:
+            if url in seen:
+                raise EvalgateError(f"pagination loops: {url} was already read")
+            seen.add(url)
+            _, page = client.request("GET", url)
+            if not isinstance(page, dict) or not isinstance(page.get("results"), list):
+                raise EvalgateError(f"GET {url} did not answer a page of cases ({{next, results}})")
+            answer[key] = [*(answer.get(key) or []), *page["results"]]
+            link = page.get("next")
+            url = client.follow(link, url) if link else None
+        if f"{key}_next" in answer:
+            answer[f"{key}_next"] = None
     return answer
 
 

@@ -5,7 +5,7 @@ case, ``run_url`` (the run's page), absolute from ``EVALSITE_PUBLIC_URL`` when i
 set, else from the request. They are added when answering, not stored.
 """
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.urls import reverse
@@ -25,14 +25,16 @@ from datasets.experiments import experiment_get
 from evalsite.auth import request_project
 from evalsite.errors import Invalid
 from evalsite.scopes import CURATE, GATE
+from gating.case_pages import ORDERS as CASE_ORDERS
+from gating.case_pages import case_page
 from gating.evaluation import gate_request
 from gating.models import GateRun
 from gating.policies import policy_for, policy_update
 from gating.revisions import policy_revisions, revision_as_dict
-from gating.selectors import gate_cases, gate_run_answer, gate_run_get, gate_run_list
+from gating.selectors import gate_run_answer, gate_run_get, gate_run_list
 from web.api.gate_schema import (
     GateAccepted,
-    GateCase,
+    GateCasePage,
     GateRunPending,
     GateVerdict,
     PolicyRevisionOut,
@@ -142,14 +144,25 @@ def gate_run_url(request, project, gate_run_id):
 
 
 def linked_answer(gate_run, *, request, project):
-    """The answer about ``gate_run`` (``gating.selectors.gate_run_answer``) with links to its page and runs."""
+    """The answer about ``gate_run`` (``gating.selectors.gate_run_answer``) with links to its page and
+    runs, and ``cases_next`` / ``quarantined_next`` as links to the rest of its cases."""
     answer = gate_run_answer(gate_run)
     linked = {**answer, "url": gate_run_url(request, project, gate_run.pk)}
     runs = site_root(request) + reverse("runs", kwargs={"slug": project.slug})
-    for key in ("cases", "quarantined"):
+    for key, quarantined in (("cases", "false"), ("quarantined", "true")):
         if key in answer:
             linked[key] = [case_linked(case, runs) for case in answer[key]]
+            cursor = answer[f"{key}_next"]
+            linked[f"{key}_next"] = cursor and cases_link(
+                request, gate_run.pk, {"quarantined": quarantined, "cursor": cursor}
+            )
     return linked
+
+
+def cases_link(request, gate_run_id, query):
+    """The URL of a page of the gate run's cases (``GET gate-runs/{id}/cases?...``)."""
+    path = reverse("api-gate-run-cases", kwargs={"gate_run_id": gate_run_id})
+    return request.build_absolute_uri(f"{path}?{urlencode(query)}")
 
 
 def case_linked(case, runs):
@@ -248,30 +261,43 @@ class GateRunDetail(APIView):
 
 class GateCaseQuery(serializers.Serializer):
     order = serializers.ChoiceField(
-        ["failures", "position"], default="failures", help_text="failures first (default), or the report's order."
+        list(CASE_ORDERS), default="failures",
+        help_text="failures: failing cases first (unmeasured first among them), then passing ones, each in "
+        "report order (default); position: the report's order.",
+    )  # fmt: skip
+    passed = serializers.BooleanField(required=False, allow_null=True, default=None, help_text="Only these.")
+    quarantined = serializers.BooleanField(
+        required=False, allow_null=True, default=None,
+        help_text="Only quarantined cases (true) or only gating ones (false); both by default.",
+    )  # fmt: skip
+    cursor = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="From the previous page's `next` (or the answer's `cases_next` / `quarantined_next`).",
+    )  # fmt: skip
+    page_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=500, help_text="Default: EVALSITE_GATE_ANSWER_CASES (100)."
     )
-    passed = serializers.BooleanField(required=False, allow_null=True, default=None)
-
-
-class GateCasePagination(NewestFirstCursorPagination):
-    ordering = ("passed", "measured", "position")
 
 
 class GateRunCases(APIView):
     @extend_schema(
         operation_id="gate_runs_cases",
         summary="A gate run's case results, paged, failures first",
-        parameters=[GateCaseQuery, *PAGE_PARAMETERS],
-        responses={200: paginated("PaginatedGateCaseList", GateCase), **problem_responses(400, 401, 404)},
+        description="The cases of a finished gate run, each as in the gate's answer, in pages that follow `next` "
+        "(null on the last page). The gate's answer carries the first page and `cases_next` (docs/gate.md).",
+        parameters=[GateCaseQuery],
+        responses={200: GateCasePage, **problem_responses(400, 401, 404)},
     )
     def get(self, request, gate_run_id):
         query = validated(GateCaseQuery, request.query_params)
         project = request_project(request)
         gate_run = gate_run_get(project=project, gate_run_id=gate_run_id)
-        paginator = GateCasePagination()
-        paginator.ordering = ("passed", "measured", "position") if query["order"] == "failures" else ("position",)
-        page = paginator.paginate_queryset(
-            gate_cases(gate_run=gate_run, order=query["order"], passed=query["passed"]), request, view=self
-        )
+        results, following = case_page(
+            gate_run=gate_run, order=query["order"], passed=query["passed"], quarantined=query["quarantined"],
+            cursor=query.get("cursor"), size=query.get("page_size"),
+        )  # fmt: skip
         runs = site_root(request) + reverse("runs", kwargs={"slug": project.slug})
-        return paginator.get_paginated_response([case_linked(row.result, runs) for row in page])
+        link = None
+        if following:
+            link = cases_link(request, gate_run.pk, {**request.query_params.dict(), "cursor": following})
+        return Response({"next": link, "results": [case_linked(case, runs) for case in results]})

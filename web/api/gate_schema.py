@@ -181,8 +181,30 @@ class GateVerdict(serializers.Serializer):
         "judge change since the baseline was recorded (without a baseline: since the previous gate run), newest first.",
     )
     bar_moved_more = serializers.IntegerField(help_text="Moves beyond the ones listed.")
-    cases = GateCase(many=True)
-    quarantined = GateCase(many=True, help_text="Results of the quarantined cases (run, scored, not counted).")
+    cases = GateCase(
+        many=True,
+        help_text="At most EVALSITE_GATE_ANSWER_CASES (100) gating cases, in report order: the failing ones are "
+        "chosen first, then passing ones while there is room. The rest: `cases_next`.",
+    )
+    cases_next = serializers.URLField(
+        allow_null=True,
+        help_text="GET it for the gating cases `cases` leaves out (GateCasePage, failures first, then `next`); "
+        "null when `cases` holds them all.",
+    )
+    quarantined = GateCase(
+        many=True,
+        help_text="Results of the quarantined cases (run, scored, not counted): a page, as `cases`.",
+    )
+    quarantined_next = serializers.URLField(
+        allow_null=True, help_text="The quarantined cases `quarantined` leaves out, as `cases_next`; null when none."
+    )
+
+
+class GateCasePage(serializers.Serializer):
+    """A page of a gate run's cases (GET gate-runs/{id}/cases)."""
+
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null on the last one.")
+    results = GateCase(many=True)
 
 
 class GateRunPending(serializers.Serializer):
