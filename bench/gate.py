@@ -6,8 +6,13 @@ Runs on PostgreSQL (``BENCH_PG_URL``, default postgresql://postgres@127.0.0.1:54
 database ``evalsite_bench_gate`` is dropped and recreated). For each size: a dataset of
 N Reservo-like cases (tool choice, result schema, result values, cost and latency
 thresholds: 5 checks a case), one run per case in an experiment, then the gate service
-timed cold (every score computed and written) and warm (every score reused). Then two
-experiments with half a million scores each, and ``experiments_compare`` timed over them.
+timed cold (every score computed and written) and warm (every score reused). Then, with
+``--http``, the same gate through HTTP on a gunicorn server (one process, one thread):
+``POST /v1/api/gate`` evaluated in the request (every score present; the server's
+``EVALSITE_GATE_SYNC_MAX_CASES`` raised so it does not go to a worker), the answer's
+size, ``GET /v1/api/gate-runs/{id}``, and every page of its cases followed from
+``cases_next`` (when the answer has one). Then two experiments with half a million
+scores each, and ``experiments_compare`` timed over them (``--scores 0`` skips it).
 """
 
 import argparse
@@ -21,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PG_SERVER = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432")
-PG_DB = "evalsite_bench_gate"
+PG_DB = os.environ.get("BENCH_GATE_DB", "evalsite_bench_gate")
 
 
 def database_recreate():
@@ -107,6 +112,50 @@ def gate_time(project, dataset, experiment):
     return time.perf_counter() - started, gate_run
 
 
+def http_measure(project, dataset, experiment, reps):
+    """The gate through HTTP (see the module docstring): ``{post_s: [...], answer_bytes, get_s, get_bytes,
+    pages, pages_s, pages_bytes, cases_listed}``."""
+    import json
+    import urllib.request
+
+    from evalsite.projects import api_key_create
+    from evalsite.scopes import ADMIN
+    from tests.live import web_server
+
+    _, key = api_key_create(project=project, name=f"bench-http-{time.time_ns()}", scopes=[ADMIN])
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def call(url, body=None):
+        started = time.perf_counter()
+        request = urllib.request.Request(url, data=body and json.dumps(body).encode(), headers=headers)
+        with urllib.request.urlopen(request, timeout=300) as response:
+            raw = response.read()
+        return time.perf_counter() - started, raw
+
+    env = {"EVALSITE_GATE_SYNC_MAX_CASES": "1000000", "EVALSITE_DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    with web_server(workers=1, threads=1, env=env) as url:
+        call(f"{url}/v1/api/gate-runs")  # the process's first request (imports, connection)
+        posts = [call(f"{url}/v1/api/gate", {"dataset": dataset.name, "experiment": experiment}) for _ in range(reps)]
+        answer = json.loads(posts[-1][1])
+        got_s, got = call(f"{url}/v1/api/gate-runs/{answer['gate_run_id']}")
+        link, pages, pages_s, pages_bytes, listed = answer.get("cases_next"), 0, 0.0, 0, len(answer["cases"])
+        while link:
+            seconds, raw = call(link)
+            page = json.loads(raw)
+            pages, pages_s, pages_bytes, listed = (
+                pages + 1,
+                pages_s + seconds,
+                pages_bytes + len(raw),
+                listed + len(page["results"]),
+            )
+            link = page["next"]
+    return {
+        "post_s": [round(s, 3) for s, _ in posts], "answer_bytes": len(posts[-1][1]), "get_s": got_s,
+        "get_bytes": len(got), "pages": pages, "pages_s": pages_s, "pages_bytes": pages_bytes,
+        "cases_listed": listed, "verdict": answer["verdict"], "total_cases": answer["total_cases"],
+    }  # fmt: skip
+
+
 def scores_bulk(project, experiment_name, runs, scorers, pass_share):
     """Runs of an experiment with one score per scorer each, written with COPY."""
     from django.db import transaction
@@ -145,7 +194,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", type=int, default=[50, 10_000])
     parser.add_argument("--scores", type=int, default=1_000_000)
+    parser.add_argument("--http", action="store_true", help="also time the gate through HTTP (a gunicorn server)")
+    parser.add_argument("--http-reps", type=int, default=3)
     args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
     database_recreate()
     django_setup()
     from django.db import connection
@@ -169,7 +221,13 @@ def main():
         print(
             f"{count:>7} {cold:>14.2f} {warm:>14.2f} {written:>15} {gate_run.verdict:>5} {gate_run.passed_cases}/{gate_run.total_cases}"
         )
+        if args.http:
+            http = http_measure(project, dataset, f"cand-{count}", args.http_reps)
+            print(f"{count:>7} through HTTP: {http}")
 
+    if not args.scores:
+        print(f"load average after: {os.getloadavg()}")
+        return
     scorers = [f"scorer_{i:02d}" for i in range(16)]
     runs_per_side = args.scores // 2 // len(scorers)
     base = scores_bulk(project, "base", runs_per_side, scorers, 0.9)
