@@ -32,7 +32,7 @@ class QueueFilterForm(forms.Form):
     )
 
     reviewers_per_item = forms.IntegerField(
-        min_value=1, max_value=REVIEWERS_MAX, initial=1, label="Reviewers per item",
+        required=False, min_value=1, max_value=REVIEWERS_MAX, initial=1, label="Reviewers per item",
         help_text="more than 1: each item is labelled by that many reviewers, then agreement is measured",
     )  # fmt: skip
     blind = forms.BooleanField(
