@@ -31,15 +31,33 @@ from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
 
 
+class StrictBoolean(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` only: DRF would read ``0``, ``"yes"`` or ``"on"`` as one."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictInteger(serializers.IntegerField):
+    """A JSON whole number only: DRF would read ``"3"``, ``3.0`` or ``true`` as one."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class QueueTeamIn(serializers.Serializer):
     assignees = serializers.ListField(
-        child=serializers.CharField(max_length=150), required=False, max_length=200,
+        child=Text(max_length=150), required=False, max_length=200,
         help_text="Usernames of the project's reviewers or admins who may take items; empty: every reviewer.",
     )  # fmt: skip
-    reviewers_per_item = serializers.IntegerField(
+    reviewers_per_item = StrictInteger(
         required=False, min_value=1, max_value=REVIEWERS_MAX, help_text="Labels each item needs before it is done."
     )
-    blind = serializers.BooleanField(required=False, help_text="Reviewers do not see each other's labels.")
+    blind = StrictBoolean(required=False, help_text="Reviewers do not see each other's labels.")
 
 
 class QueueIn(QueueTeamIn):
@@ -112,7 +130,7 @@ class AdjudicationIn(serializers.Serializer):
     trace_id = Text(max_length=200)
     config = Text(max_length=100, help_text="The label config's name.")
     value = serializers.JSONField(help_text="The decision: true/false, a category, or a number, by the config's kind.")
-    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    comment = Text(required=False, allow_blank=True, default="", max_length=2000)
 
 
 class ReferenceLabelOut(serializers.Serializer):
