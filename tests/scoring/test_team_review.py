@@ -3,11 +3,13 @@
 import pytest
 from django.test import Client
 
+from datasets.models import Dataset
 from evalsite.errors import Invalid
 from evalsite.models import Role
 from evalsite.projects import membership_set
+from gating.models import GatePolicy
 from scoring.judge.calibration import _paired_runs
-from scoring.labels import label_config_create, label_write
+from scoring.labels import label_config_create, label_configs_for_criteria, label_write
 from scoring.models import QueueItem, QueueReview, Score, ScoreSource
 from scoring.review.adjudication import adjudicate, queue_disagreements, reference_label, reviewer_agreement
 from scoring.review.assignment import queue_label, queue_team_create, review_record, team_next
@@ -175,3 +177,17 @@ def test_only_an_admin_decides_on_the_adjudication_page(team):
     assert 'id="no-disagreements"' in admin.get(url).content.decode()
     agreement = admin.get("/p/acme/agreement/").content.decode()
     assert 'id="reviewer-agreement"' in agreement and "kappa" in agreement
+
+
+def test_the_agreement_page_says_a_criterion_gates_only_a_dataset_whose_policy_names_it(actors):
+    label_configs_for_criteria(project=actors.acme, criteria={"grounded": "Is it grounded?"})
+    named = Dataset.objects.create(project=actors.acme, name="named")
+    silent = Dataset.objects.create(project=actors.acme, name="silent")
+    GatePolicy.objects.create(dataset=named, judge_min_kappa=None, scorers=["grounded"])
+    GatePolicy.objects.create(dataset=silent, judge_min_kappa=None, scorers=[])
+    page = _client(actors.victor).get("/p/acme/agreement/").content.decode()
+    gating = page.split('<ul class="gating">', 1)[1].split("</ul>", 1)[0]
+    named_row, silent_row = (gating.split(f"<li>{name}:", 1)[1].split("</li>", 1)[0] for name in ("named", "silent"))
+    assert ">gates<" in named_row and "not among" not in named_row
+    assert ">not named<" in silent_row and ">gates<" not in silent_row
+    assert "only cases whose expectations name it are judged by it" in silent_row
