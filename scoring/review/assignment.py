@@ -20,7 +20,7 @@ from django.db.models import Count, Exists, OuterRef
 from evalsite.errors import Invalid
 from evalsite.models import ROLE_RANK, Membership, Role
 from scoring.labels import labels_write
-from scoring.models import QueueItem, QueueReview
+from scoring.models import QueueFilter, QueueItem, QueueReview
 from scoring.review.queue import Outcome, queue_candidates, queue_filter_create
 
 REVIEWERS_MAX = 10
@@ -91,6 +91,8 @@ def queue_team_create(*, project, data, by=None):
         fields = queue_team_clean(project=project, data=team)
     except Invalid as bad:
         errors, fields = bad.errors, {}
+    if data.get("kind") == QueueFilter.Kind.CASES_NEEDING_ANSWER and (fields.get("reviewers_per_item") or 1) > 1:
+        errors.append({"field": "reviewers_per_item", "message": "must be 1 for a queue of cases (one answer each)"})
     with transaction.atomic():
         try:
             queue = queue_filter_create(

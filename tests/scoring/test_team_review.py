@@ -54,6 +54,15 @@ def test_bad_team_settings_are_refused_naming_each_field_and_nothing_is_written(
     assert not actors.acme.queue_filters.exists()
 
 
+def test_a_queue_of_cases_takes_one_reviewer_per_item(actors):
+    with pytest.raises(Invalid) as raised:
+        queue_team_create(
+            project=actors.acme, data={"name": "c", "kind": "cases_needing_answer", "reviewers_per_item": 2}
+        )
+    assert [e["field"] for e in raised.value.errors] == ["reviewers_per_item"]
+    assert not actors.acme.queue_filters.exists()
+
+
 def test_two_reviewers_label_each_item_and_it_is_done_at_the_second(team):
     r1, r2, _ = team.runs
     assert team_next(queue=team.queue, user=team.bob) == r1.pk
