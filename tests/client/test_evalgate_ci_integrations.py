@@ -231,4 +231,5 @@ def test_the_action_comments_the_verdict_on_the_pull_request_once(server, reserv
         ("PATCH", "/api/v3/repos/acme/agent/issues/comments/1"),
     ]
     assert github.forge.requests[0]["headers"]["Authorization"] == "Bearer ghs_action"
-    assert github.forge.comments[1].startswith("<!-- evalgate -->\n## \u2705 [evalsite gate: PASS (5/5)](")
+    marker = f"<!-- evalgate server={url.removeprefix('http://').removesuffix('/')} dataset=reservo -->"
+    assert github.forge.comments[1].startswith(marker + "\n## \u2705 [evalsite gate: PASS (5/5)](")
