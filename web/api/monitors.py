@@ -37,8 +37,10 @@ class MonitorIn(serializers.Serializer):
 
     name = serializers.CharField(required=False, help_text="Unique in the project.")
     metric = serializers.ChoiceField(Metric.choices, required=False)
-    scorer = serializers.CharField(required=False, help_text="The scorer of a pass_rate.")
-    feedback_name = serializers.CharField(required=False, help_text="A feedback metric's name: scorer feedback:<name>.")
+    scorer = serializers.CharField(required=False, allow_blank=True, help_text="The scorer of a pass_rate.")
+    feedback_name = serializers.CharField(
+        required=False, allow_blank=True, help_text="A feedback metric's name: scorer feedback:<name>."
+    )
     filter = _Filter(required=False, help_text="Runs kept: {name: text, tags: [all present]}.")
     production_only = serializers.BooleanField(required=False, help_text="Runs of no experiment only (default true).")
     window_minutes = _Minutes(required=False, help_text="1 to 10080 (default 60).")
