@@ -164,3 +164,11 @@ def test_an_outsider_gets_404(actors, larder):
     body = {"experiment": "v2", "against": "v1", "case_id": _case("eggs"), "verdict": "better"}
     assert actors.outsider_api().post("/v1/api/pairwise/judgements", body, format="json").status_code == 404
     assert actors.outsider_api().get("/v1/api/pairwise", {"experiment": "v2", "against": "v1"}).status_code == 404
+
+
+def test_the_openapi_schema_describes_pairwise_review_without_a_warning(tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(tmp_path / "schema.yaml"))
+    schema = (tmp_path / "schema.yaml").read_text()
+    assert "/v1/api/pairwise/judgements:" in schema and "PairwiseVerdictEnum" in schema

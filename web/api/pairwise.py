@@ -28,7 +28,7 @@ class PairQuery(serializers.Serializer):
 class JudgementIn(PairQuery):
     case_id = serializers.IntegerField(min_value=1, help_text="An active golden case both experiments answered.")
     verdict = serializers.ChoiceField(
-        choices=PairwiseVerdict.values, help_text="`experiment`'s answer against `against`'s: better, worse or tie."
+        choices=PairwiseVerdict.choices, help_text="`experiment`'s answer against `against`'s: better, worse or tie."
     )
 
 
@@ -36,7 +36,7 @@ class JudgementOut(serializers.Serializer):
     case_id = serializers.IntegerField()
     experiment = serializers.CharField()
     against = serializers.CharField()
-    verdict = serializers.ChoiceField(choices=PairwiseVerdict.values)
+    verdict = serializers.ChoiceField(choices=PairwiseVerdict.choices)
     author = serializers.CharField()
     trace_id = serializers.CharField(allow_null=True, help_text="The run of `experiment` that was judged.")
     against_trace_id = serializers.CharField(allow_null=True, help_text="The run of `against` it was judged against.")
