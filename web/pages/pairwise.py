@@ -15,13 +15,13 @@ from django.urls import reverse
 
 from datasets.experiments import experiment_get
 from datasets.run_selectors import runs_answers
-from evalsite.errors import Invalid
 from evalsite.models import Role
 from scoring.models import PairwiseVerdict
 from scoring.review.pairwise import author_verdicts, pairwise_cases, pairwise_judge, pairwise_summary
 from web.pages.access import page_render, project_page
 from web.pages.compare import answer_view
 from web.pages.diffs import answers_field_diff
+from web.pages.refusals import refusal
 
 VERDICT_LABELS = {
     PairwiseVerdict.WORSE: "Base better",
@@ -68,16 +68,15 @@ def pairwise_page(request, project):
         return redirect("compare", project.slug)
     base = experiment_get(project=project, name=request.GET["base"], field="base")
     candidate = experiment_get(project=project, name=request.GET["candidate"], field="candidate")
-    error = None
+    refused = None
     if request.method == "POST":
-        try:
+        with refusal(request=request) as refused:
             pairwise_judge(
                 project=project, first=candidate, second=base, case_id=_case_id(request.POST.get("case_id")),
                 verdict=request.POST.get("verdict", ""), author=request.user.get_username(), reviewer=request.user,
             )  # fmt: skip
+        if not refused:
             return redirect(_address(request, project, base, candidate))
-        except Invalid as exc:
-            error = exc.detail
     rows = pairwise_cases(project=project, first=candidate, second=base) if base.pk != candidate.pk else []
     verdicts = author_verdicts(first=candidate, second=base, author=request.user.get_username())
     index = _chosen(rows, verdicts, request.GET.get("case"))
@@ -89,12 +88,11 @@ def pairwise_page(request, project):
         "can_judge": request.membership.allows(Role.REVIEWER),
         "verdicts": [(value, VERDICT_LABELS[value], key) for key, value in enumerate(VERDICT_LABELS, 1)],
         "summary": pairwise_summary(first=candidate, second=base) if base.pk != candidate.pk else None,
-        "error": error,
         "compare": f"{reverse('compare', args=[project.slug])}?{urlencode({'base': base.name, 'candidate': candidate.name})}",
     }
     if index is not None:
         context.update(_case_context(request, project, base, candidate, rows, index, verdicts))
-    return page_render(request, "experiments/pairwise.html", context, status=400 if error else 200)
+    return page_render(request, "experiments/pairwise.html", context, status=400 if refused else 200)
 
 
 def _case_id(value):
