@@ -45,7 +45,7 @@ def _newest_runs(project, experiment):
         Trace.objects.filter(project=project, experiment=experiment, case__status=CaseStatus.ACTIVE)
         .select_related("case", "case__dataset")
         .order_by("case_id", "-started_at", "-id")
-        .only("id", "trace_id", "output", "case__id", "case__name", "case__input", "case__dataset__name")
+        .only("id", "trace_id", "case__id", "case__name", "case__input", "case__dataset__name")
     )
     newest = {}
     for run in runs:
