@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('datasets', '0010_json_numbers_in_range'),
         ('evalsite', '0007_project_feedback_origins_and_rate_windows'),
-        ('scoring', '0010_queue_of_listed_runs'),
+        ('scoring', '0011_queue_reviewers'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
