@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from web.pages import (
+    adjudication,
     compare,
     datasets,
     experiments,
@@ -17,6 +18,7 @@ from web.pages import (
     labels,
     monitors,
     online,
+    pairwise,
     passes,
     queue,
     runs,
@@ -46,10 +48,12 @@ project_patterns = [
     path("queue/", queue.queue_list, name="queue-list"),
     path("queue/<int:queue_id>/", queue.queue_next, name="queue"),
     path("queue/<int:queue_id>/items/<int:item>/", queue.queue_item, name="queue-item"),
+    path("queue/<int:queue_id>/adjudication/", adjudication.queue_adjudication, name="queue-adjudication"),
     path("labels/", labels.labels_page, name="labels"),
     path("agreement/", labels.agreement_page, name="agreement"),
     path("experiments/", experiments.experiments_page, name="experiments"),
     path("experiments/compare/", compare.compare_page, name="compare"),
+    path("experiments/pairwise/", pairwise.pairwise_page, name="pairwise"),
     path("gate-runs/", experiments.gate_runs_page, name="gate-runs"),
     path("gate-runs/<int:gate_run_id>/", gates.gate_run_page, name="gate-run"),
     path("settings/judge/", judge.judge_settings, name="judge-settings"),
