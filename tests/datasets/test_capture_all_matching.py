@@ -80,7 +80,9 @@ def test_capturing_again_skips_the_runs_already_captured_and_counts_them(acme):
     assert ticked.status_code == 302
     response = _capture(client, "experiment=v1")
     assert "captured 52 runs into reservo: v1-003, " in _message(response)
-    assert "Already a case in reservo, no twin created: v1-000 (case v1-000), v1-001 (case v1-001)" in _message(response)
+    assert "Already a case in reservo, no twin created: v1-000 (case v1-000), v1-001 (case v1-001)" in _message(
+        response
+    )
     assert GoldenCase.objects.filter(dataset__name="reservo").count() == 55
     again = _capture(client, "experiment=v1")
     assert "captured 0 runs into reservo." in _message(again) and "and 35 more." in _message(again)
@@ -148,7 +150,10 @@ def test_when_every_run_failed_a_check_each_is_reported_skipped_and_nothing_is_w
     text = _message(response)
     assert "captured 0 runs into fresh." in text
     skipped = ", ".join(f"v2-{i:03d} (contains)" for i in range(5))
-    assert f"Skipped 5 runs that failed a check, whose answers would become the reference of their own failure: {skipped}." in text
+    assert (
+        f"Skipped 5 runs that failed a check, whose answers would become the reference of their own failure: {skipped}."
+        in text
+    )
     assert "Tick 'Take the answer even if the run failed a check' to capture them anyway." in text
     assert "accept_failed_output" not in text and "trace_ids" not in text
     assert not Dataset.objects.filter(name="fresh").exists() and not GoldenCase.objects.exists()

@@ -40,7 +40,7 @@ def test_a_refused_run_page_capture_names_the_run_and_the_box_to_tick(acme):
     )
     assert response.status_code == 400
     html = response.content.decode()
-    assert f"Run r-0 failed contains, so its answer would make its own failure the reference." in html
+    assert "Run r-0 failed contains, so its answer would make its own failure the reference." in html
     assert f"tick &#x27;{BOX}&#x27; to capture it anyway." in html
     assert "trace_ids" not in html and "accept_failed_output: true" not in html
     assert not GoldenCase.objects.exists()
