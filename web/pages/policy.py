@@ -11,7 +11,7 @@ from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.models import PolicyRevision
 from gating.policies import floor_lower, policy_for, policy_update
-from gating.policy_fields import POLICY_TABLE
+from gating.policy_fields import POLICY_FIELD_BY_NAME, POLICY_TABLE, change_loosens
 from gating.revisions import policy_revisions
 
 REVISIONS_SHOWN = 10
@@ -93,9 +93,28 @@ def policy_apply(request, dataset, form):
         if floor != policy.min_pass_rate:
             floor_lower(policy=policy, new_floor=floor, reason=reason, user=request.user)
     except DomainError as exc:
+        if any(error.get("field") == "reason" for error in exc.errors):
+            _reason_missing(form, dataset, policy_for(dataset))
+            return exc.status
         form.add_error(None, exc.detail)
         for error in exc.errors:
             if error.get("field") in form.fields:
                 form.add_error(error["field"], error["message"])
         return exc.status
     return None
+
+
+def _reason_missing(form, dataset, policy):
+    """A loosening without a reason, in the page's words: which boxes loosen, and the box to fill in."""
+    loosening = [
+        POLICY_FIELD_BY_NAME[name].label
+        for name, new in form.cleaned_data.items()
+        if name in POLICY_FIELD_BY_NAME and change_loosens(name, getattr(policy, name), new)
+    ]
+    what = f" ({'; '.join(loosening)})" if loosening else ""
+    form.add_error(
+        None,
+        f"This change loosens the gate of {dataset.name}{what}: write why in the '{form.fields['reason'].label}' "
+        "box, then save. Nothing was saved.",
+    )
+    form.add_error("reason", "Required: the change loosens the gate.")
