@@ -130,3 +130,16 @@ def test_counting_by_post_starts_nothing_and_a_viewer_counts_by_get_without_a_cs
     viewer = _client(runs.victor).get("/p/acme/passes/new/?scorers=answered").content.decode()
     form = viewer[viewer.index('aria-label="Scoring pass"') - 30 :]
     assert '<form method="get"' in form and "csrfmiddlewaretoken" not in form[: form.index("</form>")]
+
+
+def test_a_setting_left_at_its_default_is_not_sent_and_a_missing_one_is_named(runs):
+    untouched = _client(runs.bob).post(
+        "/p/acme/passes/new/", {"scorers": ["answered"], "contains__mode": "", "action": "start"}
+    )
+    assert untouched.status_code == 302 and ScoringPass.objects.get().config == {}
+    response = _client(runs.bob).post(
+        "/p/acme/passes/new/", {"scorers": ["contains"], "contains__mode": "any", "action": "count"}
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="id_contains__value-error">Required when contains is ticked.' in html

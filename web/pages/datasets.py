@@ -153,10 +153,10 @@ def case_page(request, project, case_id):
         action = request.POST.get("action", "save")
         if action in ("archive", "restore"):
             change = case_archive if action == "archive" else case_restore
-            with refusal(request=request) as refused:
+            with refusal(request=request, prefix=f"Case {case.name} was not {action}d: ") as refused:
                 case, changed = change(case=case, by=request.user)
             if not refused and changed:
-                messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
+                messages.success(request, f"Case {case.name} {'archived' if action == 'archive' else 'restored'}.")
             return redirect("case", slug=project.slug, case_id=case.pk)
         if action in ("quarantine", "release"):
             return quarantine_post(request, case, action == "quarantine")
@@ -165,7 +165,12 @@ def case_page(request, project, case_id):
             with refusal(form) as refused:
                 case, changed = case_update(case=case, data=form.case_data(), by=request.user)
             if not refused:
-                messages.success(request, f"Saved as version {case.version}." if changed else "Nothing changed.")
+                messages.success(
+                    request,
+                    f"Case {case.name} saved as version {case.version}."
+                    if changed
+                    else f"Nothing changed in case {case.name}.",
+                )
                 return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(
         request,

@@ -8,6 +8,8 @@ they make up is the request's ``config.<scorer>``, checked by the same rules as 
 (``checks.scorers.config_validate``), its problems shown next to the field they name.
 """
 
+import re
+
 from django import forms
 
 from checks.scorers import config_validate
@@ -15,6 +17,8 @@ from scoring.selection.requests import DEFAULT_LIMIT
 from web.pages.forms import json_parse
 
 SEPARATOR = "__"
+# jsonschema's word for a missing key: "'tool' is a required property".
+REQUIRED = re.compile(r"'(\w+)' is a required property")
 
 
 def setting_field(scorer, name, schema):
@@ -25,8 +29,8 @@ def setting_field(scorer, name, schema):
     kind = schema.get("type")
     if "enum" in schema:
         default = schema.get("default")
-        blank = [] if default is not None else [("", "(not set)")]
-        return forms.ChoiceField(choices=[*blank, *((v, v) for v in schema["enum"])], initial=default, **options)
+        blank = ("", f"(the default: {default})" if default is not None else "(not set)")
+        return forms.ChoiceField(choices=[blank, *((v, v) for v in schema["enum"])], **options)
     if kind == "string":
         return forms.CharField(max_length=schema.get("maxLength"), **options)
     if kind == "integer":
@@ -106,7 +110,10 @@ class PassForm(forms.Form):
     def _problem_show(self, scorer_id, problem):
         """``"<scorer>.<setting>…: message"`` next to the setting's field, else at the top naming the scorer."""
         where, _, message = problem.partition(": ")
-        setting = where.removeprefix(f"{scorer_id}.").replace("[", ".").split(".", 1)[0]
+        setting = where.removeprefix(scorer_id).lstrip(".").replace("[", ".").split(".", 1)[0]
+        missing = REQUIRED.fullmatch(message)
+        if not setting and missing:
+            setting, message = missing.group(1), f"Required when {scorer_id} is ticked."
         name = f"{scorer_id}{SEPARATOR}{setting}"
         if setting and name in self.fields:
             self.add_error(name, message)
