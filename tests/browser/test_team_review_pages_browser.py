@@ -8,7 +8,8 @@ import pytest
 from datasets.ingestion import traces_ingest
 from datasets.models import Dataset, GoldenCase
 from gating.models import GatePolicy, PolicyRevision
-from scoring.models import Score
+from scoring.labels import label_config_create
+from scoring.models import Abstention, Score
 from tests.base import actors_create
 from tests.browser.conftest import axe_violations, log_in, overflow_px
 from tests.factories import run_payload
@@ -40,6 +41,15 @@ def _long_run(project):
         project=project, trace=trace, scorer="regex", config_hash="h", value=0, passed=False,
         reason="did not match " + "p" * 200, detail={"pattern": "r" * 300},
     )  # fmt: skip
+    Abstention.objects.create(
+        project=project, trace=trace, scorer="tool_output_" + "o" * 40, reason="not_configured",
+        detail={"message": "n" * 300},
+    )  # fmt: skip
+    label_config_create(project=project, data={"name": "helpful_" + "h" * 50, "description": "d" * 300})
+    label_config_create(
+        project=project,
+        data={"name": "tone", "kind": "categorical", "options": ["o" * 80, "fine"], "passing": ["fine"]},
+    )
 
 
 @pytest.fixture
