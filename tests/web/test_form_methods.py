@@ -16,7 +16,7 @@ import pytest
 from django.apps import apps
 from django.test import Client
 
-from web.demo import demo_data_load
+from lifecycle.demo import demo_data_load
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)

@@ -10,9 +10,10 @@ from django import forms
 from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.models import PolicyRevision
-from gating.policies import floor_lower, policy_for, policy_update
+from gating.policies import policy_and_floor_update, policy_for
 from gating.policy_fields import POLICY_FIELD_BY_NAME, POLICY_TABLE, change_loosens
 from gating.revisions import policy_revisions
+from web.pages.forms import errors_show
 
 REVISIONS_SHOWN = 10
 
@@ -87,19 +88,17 @@ def policy_apply(request, dataset, form):
     values = dict(form.cleaned_data)
     reason, floor = values.pop("reason"), values.pop("min_pass_rate")
     try:
-        policy = policy_update(
-            dataset=dataset, changes=values, reason=reason, user=request.user, source=PolicyRevision.Source.PAGE
-        )
-        if floor != policy.min_pass_rate:
-            floor_lower(policy=policy, new_floor=floor, reason=reason, user=request.user)
+        policy_and_floor_update(
+            dataset=dataset, changes=values, floor=floor, reason=reason, user=request.user,
+            source=PolicyRevision.Source.PAGE,
+        )  # fmt: skip
     except DomainError as exc:
         if any(error.get("field") == "reason" for error in exc.errors):
             _reason_missing(form, dataset, policy_for(dataset))
-            return exc.status
-        form.add_error(None, exc.detail)
-        for error in exc.errors:
-            if error.get("field") in form.fields:
-                form.add_error(error["field"], error["message"])
+        else:
+            errors_show(form, exc)
+            if exc.errors:
+                form.add_error(None, exc.detail)  # what the change needs, above the fields it names
         return exc.status
     return None
 
