@@ -10,9 +10,8 @@ failed and the box that would take it anyway.
 from django.contrib import messages
 
 from datasets.capture import MAX_TRACES_PER_CAPTURE
-from evalsite.errors import DomainError
 from scoring.review.capture_guard import FailedAsReference, cases_capture_into
-from web.pages.forms import errors_show
+from web.pages.refusals import refusal
 
 # Runs named per line of the report; the rest are counted.
 NAMED_MAX = 20
@@ -23,23 +22,27 @@ def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE, sk
 
     One transaction: the new dataset and every new case are written, or nothing is.
     """
-    try:
-        return cases_capture_into(
-            project=project, data=data, by=by, dataset_name=form.cleaned_data.get("dataset"),
-            new_dataset_name=form.cleaned_data.get("new_dataset"), max_runs=max_runs, skip_failing=skip_failing,
-        )  # fmt: skip
-    except FailedAsReference as exc:
-        box = _accept_label(form)
-        for trace_id, checks in exc.failed.items():
-            form.add_error(
-                None,
-                f"Run {trace_id} failed {', '.join(checks)}, so its answer would make its own failure the "
-                f"reference. Nothing was captured: write its expected answer instead, or tick '{box}' to "
-                "capture it anyway.",
-            )
-    except DomainError as exc:
-        errors_show(form, exc)
+    with refusal(form):
+        try:
+            return cases_capture_into(
+                project=project, data=data, by=by, dataset_name=form.cleaned_data.get("dataset"),
+                new_dataset_name=form.cleaned_data.get("new_dataset"), max_runs=max_runs, skip_failing=skip_failing,
+            )  # fmt: skip
+        except FailedAsReference as exc:
+            _failed_show(form, exc)
     return None
+
+
+def _failed_show(form, exc):
+    """Each failing run on the form: what it failed, and the box that captures it anyway."""
+    box = _accept_label(form)
+    for trace_id, checks in exc.failed.items():
+        form.add_error(
+            None,
+            f"Run {trace_id} failed {', '.join(checks)}, so its answer would make its own failure the "
+            f"reference. Nothing was captured: write its expected answer instead, or tick '{box}' to "
+            "capture it anyway.",
+        )
 
 
 def _accept_label(form):

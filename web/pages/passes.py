@@ -65,4 +65,4 @@ def _refusal_show(form, error):
         )
         form.add_error(required[0] if required else None, message)
     if rest or not error.errors:
-        errors_show(form, type(error)(error.detail, errors=rest))
+        errors_show(form, DomainError(error.detail, errors=rest))
