@@ -10,6 +10,8 @@
   paired comparison (``b`` cases went pass→fail, ``c`` fail→pass): under "no change"
   each discordant case flips either way with probability 1/2, so the p-value is the
   two-sided binomial tail ``min(1, 2 · P(X ≤ min(b, c)))`` with ``X ~ Bin(b + c, 1/2)``.
+- ``win_rate(wins, losses, ties)``: pairwise review's win rate, ties left out, with its
+  Wilson interval.
 """
 
 import math
@@ -46,3 +48,24 @@ def mcnemar_p(b, c):
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def win_rate(wins, losses, ties):
+    """``{wins, losses, ties, n, decisive, win_rate, ci95}`` of pairwise judgements.
+
+    Ties are left out of the rate: ``win_rate = wins / (wins + losses)``, with the Wilson
+    95% interval over those ``decisive`` judgements (a tie says neither side is better, so
+    it moves neither the rate nor its certainty). ``n`` counts every judgement, ties too.
+    ``win_rate`` and ``ci95`` are None when no judgement was decisive.
+    """
+    decisive = wins + losses
+    low, high = wilson_interval(wins, decisive)
+    return {
+        "wins": wins,
+        "losses": losses,
+        "ties": ties,
+        "n": decisive + ties,
+        "decisive": decisive,
+        "win_rate": wins / decisive if decisive else None,
+        "ci95": [low, high] if decisive else None,
+    }

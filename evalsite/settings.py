@@ -203,6 +203,7 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "datasets.models.RunStatus",
         "IngestStatusEnum": ["created", "unchanged"],
         "CaseStatusEnum": "datasets.models.CaseStatus",
+        "PairwiseVerdictEnum": "scoring.models.PairwiseVerdict",
     },
     "SCHEMA_PATH_PREFIX": r"/v1/api",
     "POSTPROCESSING_HOOKS": [

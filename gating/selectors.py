@@ -111,11 +111,17 @@ def gate_cases_shown(*, gate_run, show="failing"):
 PAIRED_CASE_FILTERS = ("changed", "flaky", "all")
 
 
-def paired_case_rows(*, base_gate_run_id, candidate_gate_run_id, show="changed"):
+# How the compare page can order the paired cases: the candidate's report, or the largest drop first.
+PAIRED_CASE_ORDERS = ("report", "drop")
+
+
+def paired_case_rows(*, base_gate_run_id, candidate_gate_run_id, show="changed", order="report"):
     """The candidate gate run's case rows, each with ``base_row_id``: the same case's row in the base run.
 
     ``changed``: the case's outcome differs (a case missing from the base counts as changed);
-    ``flaky``: flaky on either side. Ordered as the candidate's report.
+    ``flaky``: flaky on either side. Ordered as the candidate's report, or with ``order="drop"``
+    by ``drop``, the base's outcome minus the candidate's (1: pass → fail, 0: the same or no
+    base, -1: fail → pass), largest first, then as the report.
     """
     base = GateCase.objects.filter(gate_run_id=base_gate_run_id, case_id=OuterRef("case_id"))
     rows = GateCase.objects.filter(gate_run_id=candidate_gate_run_id, case__isnull=False).annotate(
@@ -127,7 +133,12 @@ def paired_case_rows(*, base_gate_run_id, candidate_gate_run_id, show="changed")
         rows = rows.filter(Q(base_row_id__isnull=True) | ~Q(base_passed=F("passed")))
     elif show == "flaky":
         rows = rows.filter(Q(flaky=True) | Q(base_flaky=True))
-    return rows.order_by("position").only("result", "quarantined", "flaky", "passed", "measured")
+    rows = rows.only("result", "quarantined", "flaky", "passed", "measured")
+    if order != "drop":
+        return rows.order_by("position")
+    drop = Case(When(base_passed=True, then=1), default=0) - Case(When(passed=True, then=1), default=0)
+    drop = Case(When(base_row_id__isnull=True, then=0), default=drop)
+    return rows.annotate(drop=drop).order_by("-drop", "position")
 
 
 def gate_case_results(row_ids):

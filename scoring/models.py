@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from evalsite.models import Project
+from scoring.pairwise_models import PairwiseJudgement, PairwiseVerdict  # noqa: F401 (a model in a module of its own)
 
 
 class ScoreSource(models.TextChoices):
@@ -40,8 +41,7 @@ class Score(models.Model):
     scorer = models.CharField(max_length=120)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
     scorer_version = models.CharField(max_length=200, default="1")
-    # SHA-256 of the canonical JSON of the config the scorer ran with; the config itself
-    # is stored once per project and hash (``ScoreConfig``), not in every score.
+    # SHA-256 of the canonical JSON of the config the scorer ran with, stored once per project and hash (ScoreConfig).
     config_hash = models.CharField(max_length=64)
     value = models.FloatField()
     passed = models.BooleanField()

@@ -137,3 +137,26 @@ def test_an_error_answer_is_the_shared_problem_object(api):
 
     assert isinstance(problem, model("Problem"))
     assert (problem.status, problem.title) == (404, "Not found")
+
+
+def test_it_reads_a_runs_span_tree_as_typed_objects(api):
+    client, _ = api
+    tracer = Tracer(experiment="v1", dataset=None)
+    with tracer.run("tree", input="book a room", latency_ms=12) as run:
+        run.output = "booked"
+        with run.span("agent", "plan") as plan, plan.span("tool", "quote_room", input={"room": "focus"}) as call:
+            call.output = {"cents": 4200}
+    created = op("traces", "traces_ingest").sync_detailed(
+        client=client, body=model("TracesIngestBodyType1").from_dict({"traces": tracer.runs})
+    )
+    assert created.status_code == 201, created.content
+
+    detail = op("traces", "traces_retrieve").sync(client=client, trace_id="tree")
+
+    assert isinstance(detail, model("TraceDetailOut"))
+    root, tool = detail.spans
+    assert all(isinstance(span, model("Span")) for span in detail.spans)
+    assert (root.name, root.depth, root.parent_id, root.kind.value) == ("plan", 0, None, "agent")
+    assert (tool.name, tool.depth, tool.parent_id, tool.kind.value) == ("quote_room", 1, root.span_id, "tool")
+    assert tool.output == {"cents": 4200}
+    assert detail.tags == [] and detail.usage is None

@@ -7,6 +7,12 @@ the server's version. The archive is the package as ``client/pyproject.toml`` de
 it (the pyproject, README, LICENSE and the ``evalgate`` package), built once per process
 from the files beside this deployment, byte for byte the same each time (sorted names,
 the files' own times, no owner). Public, like the client's source: no key needed.
+
+The CI definitions that install it are served beside it, so a repository can take them
+from the server it gates against: ``/client/action.yml`` (the GitHub action, saved
+once as ``.github/actions/evalgate/action.yml`` and used as ``uses:
+./.github/actions/evalgate``; without ``client/`` beside it, it installs the client from
+the server) and ``/client/evalgate.gitlab-ci.yml`` (the GitLab template, to ``include:``).
 """
 
 import functools
@@ -21,6 +27,7 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_safe
 
 CLIENT_FILES = ("pyproject.toml", "README.md", "LICENSE")
+CI_FILES = {"action.yml": "action.yml", "evalgate.gitlab-ci.yml": "ci/evalgate.gitlab-ci.yml"}
 PACKAGE = "evalgate"
 
 
@@ -52,6 +59,17 @@ def client_download(request):
     name, body = client_archive()
     response = HttpResponse(body, content_type="application/gzip")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["ETag"] = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    response["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@require_safe
+def ci_file_download(request, name):
+    """One of ``CI_FILES``, as YAML text of this deployment."""
+    body = (settings.BASE_DIR / CI_FILES[name]).read_bytes()
+    response = HttpResponse(body, content_type="text/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{name}"'
     response["ETag"] = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
     response["Cache-Control"] = "public, max-age=300"
     return response

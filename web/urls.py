@@ -17,6 +17,14 @@ urlpatterns = [
     path("healthz", system.health, name="health"),
     # The CI client, for pip: no git needed in the CI image (docs/evalgate.md).
     path("client/evalgate.tar.gz", client_package.client_download, name="client-download"),
+    # The GitHub action and the GitLab template that install it, from the same server.
+    path("client/action.yml", client_package.ci_file_download, {"name": "action.yml"}, name="client-action"),
+    path(
+        "client/evalgate.gitlab-ci.yml",
+        client_package.ci_file_download,
+        {"name": "evalgate.gitlab-ci.yml"},
+        name="client-gitlab-template",
+    ),
     path("metrics", metrics.metrics, name="metrics"),
     path("", include("web.pages.urls")),
 ]

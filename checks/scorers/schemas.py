@@ -88,5 +88,5 @@ def schema_errors(schema, instance):
         }
         for error in validator.iter_errors(instance)
     ]
-    errors.sort(key=lambda e: (e["path"], e["validator"], e["message"]))
+    errors.sort(key=lambda e: (e["path"], e["validator"] or "", e["message"]))  # a `false` schema names no validator
     return errors

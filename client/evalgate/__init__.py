@@ -33,7 +33,7 @@ The contract (docs/evalgate.md is the long form, docs/gate.md the server's answe
 
 from .calls import cases_import, feedback, fetch_cases, read_runs, request_gate, upload_runs
 from .cli import main
-from .comment import comment_body, comment_post
+from .comment import comment_body, comment_marker, comment_post
 from .errors import EXIT_FAIL, EXIT_PASS, EXIT_UNDECIDED, ApiError, EvalgateError
 from .harness import CaseResult, GateReport, assert_case, run_case, run_regression_gate, summarize_failures
 from .http import Client, RetryPolicy, WaitBudget, client_for
@@ -65,6 +65,7 @@ __all__ = [
     "cases_import",
     "client_for",
     "comment_body",
+    "comment_marker",
     "comment_post",
     "feedback",
     "fetch_cases",

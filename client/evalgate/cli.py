@@ -118,7 +118,13 @@ def _comment(args, markdown: str) -> None:
     if not args.comment:
         return
     try:
-        posted = comment_post(markdown, forge=args.comment, timeout=args.timeout)
+        posted = comment_post(
+            markdown,
+            forge=args.comment,
+            timeout=args.timeout,
+            dataset=args.dataset,
+            server=args.url or os.environ.get("EVALSITE_URL"),
+        )
     except EvalgateError as exc:
         details = "".join(f"\n  {line}" for line in exc.details)
         print(f"evalgate: warning: no {args.comment} comment: {exc.message}{details}", file=sys.stderr)

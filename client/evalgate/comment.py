@@ -1,8 +1,12 @@
 """The verdict as one sticky comment on the pull request (GitHub) or merge request (GitLab).
 
-``comment_post`` finds the request's comment that carries the hidden marker
-``<!-- evalgate -->`` and edits it, or adds one when there is none: a pipeline run
-again, or a push to the same request, updates the comment instead of adding another.
+``comment_post`` finds the request's comment that carries the hidden marker of this
+gate, ``<!-- evalgate server=HOST dataset=NAME -->`` (``comment_marker``), and edits it,
+or adds one when there is none: a pipeline run again, or a push to the same request,
+updates the comment instead of adding another, and two gates of one request (two
+datasets, or two servers) keep a comment each. A comment with the marker of older
+clients, the bare ``<!-- evalgate -->``, is taken over when the request has none with
+this gate's marker.
 
 Where it posts comes from the CI's own environment:
 
@@ -29,18 +33,39 @@ from urllib import parse as urlparse
 from .errors import EvalgateError
 from .http import Client
 
-MARKER = "<!-- evalgate -->"
+MARKER = "<!-- evalgate -->"  # without a server or dataset: the marker older clients wrote
 # GitHub refuses a comment over 65,536 characters; GitLab's notes allow more.
 BODY_MAX = 60_000
 PAGE_SIZE = 100
 MAX_PAGES = 50  # 5,000 comments: a request with more is not read to the end
 
 
-def comment_body(markdown: str) -> str:
+def comment_marker(dataset: str | None = None, server: str | None = None) -> str:
+    """The hidden first line naming one gate: ``<!-- evalgate server=HOST dataset=NAME -->``.
+
+    ``server`` is the evalsite address (scheme, trailing slash and ``/v1/api`` dropped),
+    so a dataset of the same name on another server is another gate. Both are
+    percent-encoded: no name can close the HTML comment or look like another one.
+    """
+    parts = []
+    if server:
+        host = urlparse.urlsplit(server.strip())
+        address = (host.netloc + host.path).rstrip("/").removesuffix("/v1/api").rstrip("/")
+        parts.append("server=" + urlparse.quote(address or server, safe=":/@"))
+    if dataset:
+        parts.append("dataset=" + urlparse.quote(dataset, safe=""))
+    return "<!-- " + " ".join(["evalgate", *parts]) + " -->"
+
+
+def comment_body(markdown: str, marker: str = MARKER) -> str:
     """The comment's text: the marker, then the Markdown (cut short if it is too long)."""
     if len(markdown) > BODY_MAX:
         markdown = markdown[:BODY_MAX] + "\n\n... (cut short: the job's summary and the gate page have it all)\n"
-    return f"{MARKER}\n{markdown}"
+    return f"{marker}\n{markdown}"
+
+
+def _first_line(comment) -> str:
+    return str(comment.get("body") or "").split("\n", 1)[0].strip() if isinstance(comment, dict) else ""
 
 
 class _Forge:
@@ -52,22 +77,27 @@ class _Forge:
         self.edit_url = edit_url  # with {id}
         self.edit_method = edit_method
 
-    def find(self) -> int | None:
-        """The id of the first comment carrying the marker, if any."""
+    def find(self, marker: str) -> int | None:
+        """The id of the first comment that starts with ``marker``; else of the first with
+        the older clients' bare marker (taken over); else None."""
+        legacy = None
         for page in range(1, MAX_PAGES + 1):
             url = f"{self.comments_url}?{urlparse.urlencode({'per_page': PAGE_SIZE, 'page': page})}"
             _, comments = self.client.request("GET", url)
             if not isinstance(comments, list):
                 raise EvalgateError(f"GET {url} did not answer a list of comments")
             for comment in comments:
-                if isinstance(comment, dict) and MARKER in str(comment.get("body") or ""):
+                first = _first_line(comment)
+                if first == marker:
                     return comment["id"]
+                if first == MARKER and legacy is None:
+                    legacy = comment["id"]
             if len(comments) < PAGE_SIZE:
-                return None
-        return None
+                break
+        return legacy
 
     def post(self, body: str) -> dict:
-        existing = self.find()
+        existing = self.find(body.split("\n", 1)[0])
         if existing is None:
             _, answer = self.client.request("POST", self.comments_url, {"body": body})
             action = "created"
@@ -129,8 +159,10 @@ def _gitlab(env, timeout: float) -> _Forge | None:
 FORGES = {"github": _github, "gitlab": _gitlab}
 
 
-def comment_post(markdown: str, *, forge: str, env=None, timeout: float = 30.0) -> dict | None:
-    """Create or update the request's evalgate comment with ``markdown``.
+def comment_post(
+    markdown: str, *, forge: str, env=None, timeout: float = 30.0, dataset: str | None = None, server: str | None = None
+) -> dict | None:
+    """Create or update the request's comment of the gate of ``dataset`` on ``server`` with ``markdown``.
 
     Returns ``{"action": "created" | "updated", "id", "url"}``, or None when the job is
     not running for a pull or merge request. Idempotent: the same call twice leaves one
@@ -141,4 +173,4 @@ def comment_post(markdown: str, *, forge: str, env=None, timeout: float = 30.0) 
     target = FORGES[forge](os.environ if env is None else env, timeout)
     if target is None:
         return None
-    return target.post(comment_body(markdown))
+    return target.post(comment_body(markdown, comment_marker(dataset, server)))

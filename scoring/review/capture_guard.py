@@ -7,8 +7,10 @@ run then and there on the run as the new case would see it (its answer as the ex
 answer, the request's expectations), the case's deterministic checks, ``not_a_refusal``,
 and the run's status (``error`` is a failure: ``status error``). One such run is a ``Conflict`` (409) naming its failed checks, unless the
 request says ``accept_failed_output: true``. Several runs at once: the failing ones are
-skipped (the answer says which, and why) and the others captured. The rest of the rules
-are the capture's own (``datasets.capture``).
+skipped (the answer says which, and why) and the others captured; with ``skip_failing``
+(the runs list's bulk capture) even when that leaves none. The refusal is a
+``FailedAsReference``, which names the runs and their checks for a page to word. The rest
+of the rules are the capture's own (``datasets.capture``).
 """
 
 from dataclasses import replace
@@ -38,6 +40,14 @@ GUARDED_CAPTURE_SCHEMA = {
         },
     },
 }
+
+
+class FailedAsReference(Conflict):
+    """The refusal of a run that failed a check as its own reference; ``failed`` is ``{trace_id: [checks]}``."""
+
+    def __init__(self, detail, *, errors, failed):
+        super().__init__(detail, errors=errors)
+        self.failed = failed
 
 
 def runs_failed_checks(*, project, trace_ids):
@@ -95,11 +105,13 @@ def _failures(project, trace_ids, data):
     return {t: list(dict.fromkeys([*stored.get(t, []), *now.get(t, [])])) for t in trace_ids if t in stored or t in now}
 
 
-def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
+def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE, skip_failing=False):
     """``(captured, skipped)``: ``datasets.capture.cases_capture`` with failing runs kept from becoming references.
 
     ``skipped`` is ``[{"trace_id", "failed_checks"}]`` of the runs left out. ``max_runs``
-    is the capture's bound on the runs of one request (``cases_capture``).
+    is the capture's bound on the runs of one request (``cases_capture``). Without
+    ``skip_failing``, a single failing run, or several that all fail, is a
+    ``FailedAsReference``; with it they are skipped too (``captured`` may then be empty).
     """
     if not isinstance(data, dict):
         return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), []
@@ -116,8 +128,9 @@ def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE)
     failed = _failures(dataset.project, list(dict.fromkeys(t for t in trace_ids if isinstance(t, str))), data)
     if not failed:
         return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), []
-    if len(set(trace_ids)) == 1 or all(t in failed for t in trace_ids):
-        raise Conflict(
+    everyone = len(set(trace_ids)) == 1 or all(t in failed for t in trace_ids)
+    if everyone and not skip_failing:
+        raise FailedAsReference(
             "A run that failed a check would become the reference of its own failure. Give its expected answer, "
             "or send accept_failed_output: true to take its answer anyway.",
             errors=[
@@ -125,18 +138,24 @@ def cases_capture_guarded(*, dataset, data, by, max_runs=MAX_TRACES_PER_CAPTURE)
                 for i, t in enumerate(trace_ids)
                 if t in failed
             ],
+            failed=failed,
         )
     skipped = [{"trace_id": t, "failed_checks": failed[t]} for t in dict.fromkeys(trace_ids) if t in failed]
     data["trace_ids"] = [t for t in trace_ids if t not in failed]
+    if not data["trace_ids"]:
+        return [], skipped
     return cases_capture(dataset=dataset, data=data, by=by, max_runs=max_runs), skipped
 
 
-def cases_capture_into(*, project, data, by, dataset_name=None, new_dataset_name=None, max_runs=MAX_TRACES_PER_CAPTURE):
+def cases_capture_into(
+    *, project, data, by, dataset_name=None, new_dataset_name=None, max_runs=MAX_TRACES_PER_CAPTURE, skip_failing=False
+):
     """``(dataset, captured, skipped)``: ``cases_capture_guarded`` into a dataset, new or existing.
 
     With ``new_dataset_name`` the dataset is created first; its name's errors name the
     field ``new_dataset``. Else it is the project's dataset ``dataset_name`` (``NotFound``).
-    One transaction: the new dataset and every new case are written, or nothing is.
+    One transaction: the new dataset and every new case are written, or nothing is (a new
+    dataset is not kept when every run was skipped).
     """
     with transaction.atomic():
         if new_dataset_name:
@@ -148,4 +167,9 @@ def cases_capture_into(*, project, data, by, dataset_name=None, new_dataset_name
                 raise
         else:
             dataset = dataset_get(project=project, name=dataset_name)
-        return (dataset, *cases_capture_guarded(dataset=dataset, data=data, by=by, max_runs=max_runs))
+        captured, skipped = cases_capture_guarded(
+            dataset=dataset, data=data, by=by, max_runs=max_runs, skip_failing=skip_failing
+        )
+        if new_dataset_name and not captured:
+            transaction.set_rollback(True)
+        return dataset, captured, skipped

@@ -368,3 +368,10 @@ def selection_count(*, project, request):
     if request.trace_ids is not None:
         return Trace.objects.filter(project=project, trace_id__in=request.trace_ids).count()
     return _recent(project, request, None)[: request.limit].count()
+
+
+def selection_matching_count(*, project, request):
+    """How many runs ``request``'s selection matches before its limit: what a page shows beside ``selection_count``."""
+    if request.trace_ids is not None:
+        return selection_count(project=project, request=request)
+    return _recent(project, request, None).count()

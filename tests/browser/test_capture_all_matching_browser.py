@@ -76,8 +76,8 @@ def test_select_all_on_the_page_offers_every_matching_run_and_captures_them(page
     submit.click()
     page.wait_for_url("**/p/acme/datasets/reservo/")
     message = page.inner_text(".messages")
-    assert f"All {MATCHING} runs matching the filter: captured {MATCHING - 2} runs into reservo." in message
-    assert "2 were already there" in message
+    assert f"All {MATCHING} runs matching the filter: captured {MATCHING - 2} runs into reservo: v1-002, " in message
+    assert "Already a case in reservo, no twin created: v1-000 (case v1-000), v1-001 (case v1-001)." in message
     assert _sources() == {f"v1-{i:03d}" for i in range(MATCHING)}  # none of v2's
 
 

@@ -75,7 +75,7 @@ def test_a_reviewer_captures_a_run_edits_the_case_and_sees_the_revision(page, ac
     page.fill("#id_expected_output", "75,00 EUR")
     page.fill("#id_notes", "Quoting must quote, not book.")
     page.click("#case-form button[type=submit]")
-    assert "Saved as version 2" in page.inner_text(".messages")
+    assert "saved as version 2" in page.inner_text(".messages")
     assert page.inner_text("#case-version") == "2"
     latest = page.locator("#revisions tbody tr").first
     text = latest.inner_text()

@@ -133,13 +133,21 @@ def condition(text, inputs):
     return inputs[match.group(1)] != ""
 
 
-def action_run(tmp_path, **given):
-    """Run action.yml's steps with bash as GitHub would: inputs, env, GITHUB_ACTION_PATH, RUNNER_TEMP."""
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
+def action_run(tmp_path, action_text=None, **given):
+    """Run action.yml's steps with bash as GitHub would: inputs, env, GITHUB_ACTION_PATH, RUNNER_TEMP.
+
+    With ``action_text``, the action is that file alone (a copy saved in a repository);
+    else this checkout's, with its ``client/`` beside it.
+    """
+    action = yaml.safe_load(action_text or (ROOT / "action.yml").read_text())
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update(given)
     action_path = tmp_path / "action"
-    shutil.copytree(ROOT / "client", action_path / "client", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # fmt: skip
+    if action_text is None:
+        shutil.copytree(ROOT / "client", action_path / "client", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # fmt: skip
+    else:
+        action_path.mkdir(parents=True)
+        (action_path / "action.yml").write_text(action_text, "utf-8")
     (tmp_path / "runner").mkdir()
     base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
     base = {k: v for k, v in base.items() if not k.startswith("EVALSITE_")}
@@ -231,4 +239,5 @@ def test_the_action_comments_the_verdict_on_the_pull_request_once(server, reserv
         ("PATCH", "/api/v3/repos/acme/agent/issues/comments/1"),
     ]
     assert github.forge.requests[0]["headers"]["Authorization"] == "Bearer ghs_action"
-    assert github.forge.comments[1].startswith("<!-- evalgate -->\n## \u2705 [evalsite gate: PASS (5/5)](")
+    marker = f"<!-- evalgate server={url.removeprefix('http://').removesuffix('/')} dataset=reservo -->"
+    assert github.forge.comments[1].startswith(marker + "\n## \u2705 [evalsite gate: PASS (5/5)](")

@@ -21,7 +21,13 @@ from tests.client.test_evalgate_report import gate_answer, pass_answer
 server = protocol.server  # the scripted evalsite, not conftest's live one
 
 TOKEN = "ghp_test_token"
-MARKER = "<!-- evalgate -->"
+MARKER = "<!-- evalgate -->"  # the older clients' marker
+
+
+def marker(server, dataset="reservo"):
+    """The first line of the comment of the gate of ``dataset`` on the scripted ``server``."""
+    return f"<!-- evalgate server={server.url.removeprefix('http://')} dataset={dataset} -->"
+
 
 ROUTES = {
     # GitHub: a pull request's comments are its issue's comments.
@@ -82,7 +88,7 @@ class Forge:
         return [(r["method"], r["path"]) for r in self.requests if r["method"] != "GET"]
 
     def ours(self):
-        return [body for body in self.comments.values() if MARKER in body]
+        return [body for body in self.comments.values() if body.startswith("<!-- evalgate")]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -146,7 +152,7 @@ def test_it_comments_the_verdict_on_the_pull_request(server, github, capsys):
     assert code == 1
     assert github.writes() == [("POST", "/api/v3/repos/acme/agent/issues/7/comments")]
     (body,) = github.ours()
-    assert body.startswith(MARKER + "\n## \u274c evalsite gate: FAIL (4/5)\n")
+    assert body.startswith(marker(server) + "\n## \u274c evalsite gate: FAIL (4/5)\n")
     assert "| `quote_focus_pro_3h` | FAIL |" in body
     headers = github.requests[-1]["headers"]
     assert headers["Authorization"] == f"Bearer {TOKEN}"
@@ -172,13 +178,61 @@ def test_it_updates_its_comment_instead_of_adding_another(server, github):
 
 
 def test_it_finds_its_comment_past_the_first_page(server, github):
-    github.seed(*[f"comment {i}" for i in range(150)], f"{MARKER}\nold verdict")
+    github.seed(*[f"comment {i}" for i in range(150)], f"{marker(server)}\nold verdict")
     server.on("POST", "/v1/api/gate", pass_answer())
 
     assert gate(server, "--comment", "github") == 0
 
     assert github.writes() == [("PATCH", "/api/v3/repos/acme/agent/issues/comments/151")]
     assert len(github.comments) == 151
+
+
+def test_two_gates_of_one_pull_request_keep_a_comment_each(server, github):
+    server.on("POST", "/v1/api/gate", gate_answer(), pass_answer(), pass_answer())
+
+    first = gate(server, "--comment", "github")
+    other = run_gate(server, "billing", "--comment", "github")
+    again = gate(server, "--comment", "github")
+
+    assert (first, other, again) == (1, 0, 0)
+    assert github.writes() == [
+        ("POST", "/api/v3/repos/acme/agent/issues/7/comments"),
+        ("POST", "/api/v3/repos/acme/agent/issues/7/comments"),
+        ("PATCH", "/api/v3/repos/acme/agent/issues/comments/1"),
+    ]
+    assert [body.split("\n", 1)[0] for body in github.ours()] == [marker(server), marker(server, "billing")]
+    assert "PASS (5/5)" in github.comments[1] and "PASS (5/5)" in github.comments[2]
+
+
+def test_a_dataset_of_the_same_name_on_another_server_is_another_gate(server, github):
+    github.seed("<!-- evalgate server=evals.example.com dataset=reservo -->\nthe other server's verdict")
+    server.on("POST", "/v1/api/gate", pass_answer())
+
+    assert gate(server, "--comment", "github") == 0
+
+    assert github.writes() == [("POST", "/api/v3/repos/acme/agent/issues/7/comments")]
+    assert github.comments[1].endswith("the other server's verdict")
+
+
+def test_it_takes_over_the_comment_an_older_client_wrote(server, github):
+    github.seed(f"{MARKER}\nold verdict")
+    server.on("POST", "/v1/api/gate", pass_answer())
+
+    assert gate(server, "--comment", "github") == 0
+
+    assert github.writes() == [("PATCH", "/api/v3/repos/acme/agent/issues/comments/1")]
+    assert github.comments[1].startswith(marker(server) + "\n")
+
+
+def test_the_marker_encodes_what_could_end_the_html_comment():
+    assert evalgate.comment_marker("a b-->c", "https://evals.example.com/v1/api/") == (
+        "<!-- evalgate server=evals.example.com dataset=a%20b--%3Ec -->"
+    )
+    assert evalgate.comment_marker() == MARKER
+
+
+def run_gate(server, dataset, *args):
+    return protocol.run(server, "gate", "--dataset", dataset, "--experiment", "v2", *args)
 
 
 def test_it_comments_on_the_gitlab_merge_request_and_updates_the_note(server, gitlab):
@@ -193,6 +247,20 @@ def test_it_comments_on_the_gitlab_merge_request_and_updates_the_note(server, gi
     ]
     assert gitlab.requests[0]["headers"]["Authorization"] == "Bearer glpat-test"
     assert "evalsite gate: PASS (5/5)" in gitlab.comments[1]
+    assert gitlab.comments[1].startswith(marker(server) + "\n")
+
+
+def test_two_gates_of_one_merge_request_keep_a_note_each(server, gitlab):
+    server.on("POST", "/v1/api/gate", gate_answer(), pass_answer())
+
+    run_gate(server, "reservo", "--comment", "gitlab")
+    run_gate(server, "billing", "--comment", "gitlab")
+
+    assert gitlab.writes() == [
+        ("POST", "/api/v4/projects/42/merge_requests/5/notes"),
+        ("POST", "/api/v4/projects/42/merge_requests/5/notes"),
+    ]
+    assert "FAIL (4/5)" in gitlab.comments[1] and "PASS (5/5)" in gitlab.comments[2]
 
 
 def test_it_comments_when_it_could_not_decide(server, github):

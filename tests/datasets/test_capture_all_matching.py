@@ -67,7 +67,7 @@ def test_it_captures_every_run_the_filter_matches_and_ignores_the_ticked_ids(acm
     assert response.status_code == 302, response.content.decode()
     assert response["Location"] == "/p/acme/datasets/reservo/"
     assert _cases() == {f"v1-{i:03d}" for i in range(55)}
-    assert "All 55 runs matching the filter: captured 55 runs into reservo." in _message(response)
+    assert "All 55 runs matching the filter: captured 55 runs into reservo: v1-000, v1-001" in _message(response)
     case = GoldenCase.objects.get(dataset__name="reservo", source_trace_id="v1-007")
     assert case.expected_output is None and case.source_run.trace_id == "v1-007"
 
@@ -79,10 +79,13 @@ def test_capturing_again_skips_the_runs_already_captured_and_counts_them(acme):
     )
     assert ticked.status_code == 302
     response = _capture(client, "experiment=v1")
-    assert "captured 52 runs into reservo. 3 were already there (no twin created)." in _message(response)
+    assert "captured 52 runs into reservo: v1-003, " in _message(response)
+    assert "Already a case in reservo, no twin created: v1-000 (case v1-000), v1-001 (case v1-001)" in _message(
+        response
+    )
     assert GoldenCase.objects.filter(dataset__name="reservo").count() == 55
     again = _capture(client, "experiment=v1")
-    assert "captured 0 runs into reservo. 55 were already there" in _message(again)
+    assert "captured 0 runs into reservo." in _message(again) and "and 35 more." in _message(again)
     assert GoldenCase.objects.filter(dataset__name="reservo").count() == 55
 
 
@@ -91,7 +94,7 @@ def test_it_captures_more_runs_than_one_api_request_takes_in_one_call(actors):
     response = _capture(_client(actors.bob), "", dataset="", new_dataset="big")
     assert response.status_code == 302
     assert len(_cases("big")) == 700
-    assert "All 700 runs matching the filter: captured 700 runs into big." in _message(response)
+    assert "All 700 runs matching the filter: captured 700 runs into big: bulk-00000" in _message(response)
 
 
 def test_it_refuses_a_filter_matching_more_than_the_limit_and_writes_nothing(actors):
@@ -129,7 +132,7 @@ def test_a_viewer_gets_403_and_an_outsider_404(acme):
     assert not GoldenCase.objects.exists()
 
 
-def test_a_capture_that_fails_leaves_nothing_half_written(acme):
+def test_when_every_run_failed_a_check_each_is_reported_skipped_and_nothing_is_written(acme):
     failed = acme.api().post(
         "/v1/api/score",
         {
@@ -143,6 +146,14 @@ def test_a_capture_that_fails_leaves_nothing_half_written(acme):
     response = _capture(
         _client(acme.bob), "experiment=v2", dataset="", new_dataset="fresh", use_output_as_expected="on"
     )
-    assert response.status_code == 400
-    assert "would become the reference of its own failure" in response.content.decode()
+    assert response.status_code == 302 and response["Location"] == "/p/acme/runs/?experiment=v2"
+    text = _message(response)
+    assert "captured 0 runs into fresh." in text
+    skipped = ", ".join(f"v2-{i:03d} (contains)" for i in range(5))
+    assert (
+        f"Skipped 5 runs that failed a check, whose answers would become the reference of their own failure: {skipped}."
+        in text
+    )
+    assert "Tick 'Take the answer even if the run failed a check' to capture them anyway." in text
+    assert "accept_failed_output" not in text and "trace_ids" not in text
     assert not Dataset.objects.filter(name="fresh").exists() and not GoldenCase.objects.exists()

@@ -192,7 +192,7 @@ def test_capturing_twice_does_not_create_a_twin(actors, run, dataset):
     assert response.status_code == 302
     assert GoldenCase.objects.count() == 1
     messages = [m.message for m in client.get("/p/acme/runs/failed-run/").context["messages"]]
-    assert any("already there" in m for m in messages)
+    assert any("Already a case in reservo, no twin created: failed-run (case failed-run)." in m for m in messages)
 
 
 def test_several_runs_are_captured_in_one_step_from_the_list(actors, run, dataset):

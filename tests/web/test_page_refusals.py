@@ -20,6 +20,8 @@ OTHER_ANSWERS = {
     ("datasets.py", "dataset_import"): "an import's problems are listed line by line under the form",
     ("harvest.py", "_window"): "a window the page cannot read falls back to the default",
     ("queue.py", "queue_after_capture"): "a queue that is gone sends the reviewer back to the run",
+    ("passes.py", "pass_new_page"): "a scorer's missing settings are named on its settings' fields",
+    ("policy.py", "policy_apply"): "a loosening without a reason names the boxes that loosen and the reason box",
 }
 
 

@@ -7,7 +7,6 @@ the documentation cannot drift from them. The selectors in ``datasets.case_selec
 scope every read to the key's project.
 """
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -31,6 +30,7 @@ from gating.history import DEFAULT_EXPERIMENTS, case_history, cases_flaky
 from scoring.review.capture_guard import GUARDED_CAPTURE_SCHEMA, cases_capture_guarded
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import AnyJson, NewestFirstCursorPagination, validated
+from web.api.shapes import CaseHistoryOut
 
 # The schema as an OpenAPI 3.1 component: the draft-07 "$schema" marker stays in the
 # published copy served at GET /v1/api/schemas/expectations.
@@ -289,7 +289,7 @@ class CaseHistory(APIView):
         "failed, unmeasured), whether it was flaky, and each trial. `flip_rate` is the share of consecutive "
         "experiments whose outcomes differ.",
         parameters=[HistoryQuery],
-        responses={200: OpenApiTypes.OBJECT, **problem_responses(400, 401, 404)},
+        responses={200: CaseHistoryOut, **problem_responses(400, 401, 404)},
     )
     def get(self, request, case_id):
         query = validated(HistoryQuery, request.query_params)

@@ -14,6 +14,7 @@ from evalsite.scopes import INGEST
 from gating.comparison import experiments_compare
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
+from web.api.shapes import Flipped, shaped
 
 
 class ExperimentOut(serializers.ModelSerializer):
@@ -118,7 +119,7 @@ CompareOut = inline_serializer(
         "tolerance": serializers.FloatField(),
         "min_decidable_n": serializers.IntegerField(),
         "scorers": ScorerComparisonRows,
-        "flipped": serializers.DictField(),
+        "flipped": shaped(serializers.DictField, Flipped, "FlippedField")(),
     },
 )
 

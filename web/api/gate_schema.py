@@ -11,6 +11,7 @@ from rest_framework import serializers
 from checks.input_match import INPUT_MATCH_MODES
 from gating.models import GateRun
 from web.api.experiments import ScorerComparisonRows
+from web.api.shapes import Flipped, GateTrial, shaped
 
 _CHECK_STATUSES = ["passed", "failed", "abstained"]
 _CATEGORIES = "tool_choice, tool_args, schema, output, threshold, judge, error"
@@ -21,13 +22,6 @@ class GateCheck(serializers.Serializer):
     status = serializers.ChoiceField(_CHECK_STATUSES)
     reason = serializers.CharField(allow_blank=True)
     detail = serializers.DictField(help_text="The evidence (actual tools, schema errors, mismatches, ...).")
-
-
-class GateTrial(serializers.Serializer):
-    trial = serializers.IntegerField()
-    trace_id = serializers.CharField()
-    passed = serializers.BooleanField(allow_null=True)
-    failed_checks = serializers.ListField(child=serializers.CharField())
 
 
 class GateAttempt(serializers.Serializer):
@@ -170,7 +164,9 @@ class GateVerdict(serializers.Serializer):
     delta = serializers.FloatField(allow_null=True, help_text="pass_rate minus the baseline's.")
     blocked_by = serializers.ListField(child=serializers.CharField(), help_text="Why the verdict is FAIL.")
     comparison = ScorerComparisonRows
-    flipped = serializers.DictField(allow_null=True, help_text="Cases that flipped pass→fail and fail→pass.")
+    flipped = shaped(serializers.DictField, Flipped, "FlippedField")(
+        allow_null=True, help_text="Cases that flipped pass→fail and fail→pass."
+    )
     policy_revision = serializers.IntegerField(
         allow_null=True,
         help_text="The policy revision the verdict was decided under (null: recorded before revisions).",

@@ -6,7 +6,6 @@ deleted), ``traces/{trace_id}/labels`` (POST a label, GET the run's labels), and
 ``scoring.judge.calibration``; docs/labels.md is the reference.
 """
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -27,9 +26,15 @@ from scoring.labels import (
 from scoring.models import LabelConfig, LabelKind
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses, request_component
 from web.api.rest import NewestFirstCursorPagination, Text, validated
+from web.api.shapes import CriterionAgreementOut, LabelHistoryEntry, LabelValue, shaped
+
+_TEXTS = shaped(serializers.JSONField, serializers.ListField(child=serializers.CharField(), allow_null=True), "Texts")
 
 
 class LabelConfigOut(serializers.ModelSerializer):
+    options = _TEXTS(help_text="categorical: the categories; null for the other kinds.")
+    passing = _TEXTS(help_text="categorical: those that pass; null for the other kinds.")
+
     class Meta:
         model = LabelConfig
         fields = [
@@ -65,7 +70,7 @@ LABEL_CONFIG_REQUEST = {
 
 class LabelIn(serializers.Serializer):
     config = Text(max_length=100, help_text="The label config's name.")
-    value = serializers.JSONField(help_text="true/false, a category, or a number, by the config's kind.")
+    value = LabelValue()
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
@@ -81,14 +86,15 @@ class LabelOut(serializers.Serializer):
     def get_config(self, score) -> str:
         return score.scorer.split(":", 1)[1]
 
-    @extend_schema_field(OpenApiTypes.ANY)
+    @extend_schema_field(LabelValue())
     def get_value(self, score):
         return score.detail.get("label")
 
     def get_author(self, score) -> str:
         return score.detail.get("author", "")
 
-    def get_history(self, score) -> list:
+    @extend_schema_field(LabelHistoryEntry)
+    def get_history(self, score):
         return score.detail.get("history", [])
 
 
@@ -192,7 +198,7 @@ class CriterionAgreement(APIView):
         summary="How well a judge criterion agrees with reviewers' labels of the same name",
         description="Over runs with both a judge score and reviewers' labels: n, accuracy, Cohen's kappa, the "
         "confusion matrix (rows: reviewers, columns: the judge) and the runs where they disagree.",
-        responses={200: OpenApiTypes.OBJECT, **problem_responses(401, 404)},
+        responses={200: CriterionAgreementOut, **problem_responses(401, 404)},
     )
     def get(self, request, name):
         project = request_project(request)

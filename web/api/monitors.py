@@ -13,10 +13,23 @@ from rest_framework.views import APIView
 from evalsite.auth import request_project
 from evalsite.scopes import CURATE, key_has_scope
 from monitors.models import Direction, Metric, MonitorState
+from monitors.monitor_rules import MAX_RECIPIENTS, MAX_WEBHOOKS, MAX_WINDOW_MINUTES
 from monitors.selectors import alert_list, monitor_get, monitor_list
 from monitors.services import monitor_create, monitor_update
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination
+from web.api.shapes import MonitorFilter, shaped
+
+# The body's values are read raw (JSONField) so ``monitor_rules`` names each bad one;
+# the schema still says what each takes.
+_Filter = shaped(serializers.JSONField, MonitorFilter, "MonitorFilterField")
+_Minutes = shaped(serializers.JSONField, {"type": "integer", "minimum": 1, "maximum": MAX_WINDOW_MINUTES}, "Minutes")
+_Target = shaped(serializers.JSONField, {"type": "number", "minimum": 0}, "Target")
+_MinRuns = shaped(serializers.JSONField, {"type": "integer", "minimum": 1, "maximum": 1_000_000}, "MinRuns")
+_Urls = shaped(serializers.JSONField, {"type": "array", "maxItems": MAX_WEBHOOKS, "items": {"type": "string"}}, "Urls")
+_Emails = shaped(
+    serializers.JSONField, {"type": "array", "maxItems": MAX_RECIPIENTS, "items": {"type": "string"}}, "Emails"
+)
 
 
 class MonitorIn(serializers.Serializer):
@@ -24,19 +37,21 @@ class MonitorIn(serializers.Serializer):
 
     name = serializers.CharField(required=False, help_text="Unique in the project.")
     metric = serializers.ChoiceField(Metric.choices, required=False)
-    scorer = serializers.CharField(required=False, help_text="The scorer of a pass_rate.")
-    feedback_name = serializers.CharField(required=False, help_text="A feedback metric's name: scorer feedback:<name>.")
-    filter = serializers.JSONField(required=False, help_text="Runs kept: {name: text, tags: [all present]}.")
+    scorer = serializers.CharField(required=False, allow_blank=True, help_text="The scorer of a pass_rate.")
+    feedback_name = serializers.CharField(
+        required=False, allow_blank=True, help_text="A feedback metric's name: scorer feedback:<name>."
+    )
+    filter = _Filter(required=False, help_text="Runs kept: {name: text, tags: [all present]}.")
     production_only = serializers.BooleanField(required=False, help_text="Runs of no experiment only (default true).")
-    window_minutes = serializers.JSONField(required=False, help_text="1 to 10080 (default 60).")
-    target = serializers.JSONField(required=False, help_text="A rate 0..1, or a p95 in ms or cents.")
+    window_minutes = _Minutes(required=False, help_text="1 to 10080 (default 60).")
+    target = _Target(required=False, help_text="A rate 0..1, or a p95 in ms or cents.")
     direction = serializers.ChoiceField(
         Direction.choices, required=False, help_text="Default: above for pass_rate and feedback, below for the rest."
     )
-    min_runs = serializers.JSONField(required=False, help_text="Runs the window needs to decide (default 30).")
+    min_runs = _MinRuns(required=False, help_text="Runs the window needs to decide (default 30).")
     paused = serializers.BooleanField(required=False)
-    webhook_urls = serializers.JSONField(required=False, help_text="Up to 10 http(s) URLs each alert is POSTed to.")
-    email_recipients = serializers.JSONField(
+    webhook_urls = _Urls(required=False, help_text="Up to 10 http(s) URLs each alert is POSTed to.")
+    email_recipients = _Emails(
         required=False,
         help_text="Up to 10 e-mail addresses each alert is sent to (400 while the server has no EMAIL_HOST).",
     )
@@ -48,7 +63,7 @@ class MonitorOut(serializers.Serializer):
     metric = serializers.ChoiceField(Metric.choices)
     scorer = serializers.CharField(allow_blank=True)
     feedback_name = serializers.CharField(allow_blank=True)
-    filter = serializers.DictField()
+    filter = shaped(serializers.DictField, MonitorFilter, "MonitorFilterOut")()
     production_only = serializers.BooleanField()
     window_minutes = serializers.IntegerField()
     target = serializers.FloatField()

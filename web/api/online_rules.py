@@ -11,6 +11,7 @@ from online.rules import rule_backfill_request, rule_counts, rule_create, rule_g
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, validated
 from web.api.scoring import SCORER_LIMIT, ScorerEntryField
+from web.api.shapes import shaped
 
 
 class RuleFilter(serializers.Serializer):
@@ -32,8 +33,12 @@ class RuleIn(serializers.Serializer):
         help_text="As in POST /v1/api/passes (judge criteria included).",
     )
     config = serializers.DictField(child=serializers.DictField(), required=False)
-    filter = serializers.JSONField(required=False, help_text="The runs list's filters; see RuleFilter.")
-    sample_rate = serializers.JSONField(required=False, help_text="0 to 1, deterministic per trace id.")
+    filter = shaped(serializers.JSONField, RuleFilter, "RuleFilterField")(
+        required=False, help_text="The runs list's filters."
+    )
+    sample_rate = shaped(serializers.JSONField, {"type": "number", "minimum": 0, "maximum": 1}, "SampleRate")(
+        required=False, help_text="0 to 1, deterministic per trace id."
+    )
     paused = serializers.BooleanField(required=False)
 
 
@@ -55,7 +60,7 @@ class RuleOut(serializers.Serializer):
     name = serializers.CharField()
     filter = RuleFilter()
     sample_rate = serializers.FloatField()
-    scorers = serializers.ListField()
+    scorers = serializers.ListField(child=ScorerEntryField())
     config = serializers.DictField()
     paused = serializers.BooleanField()
     last_error = serializers.CharField(allow_blank=True)

@@ -19,6 +19,7 @@ from evalsite.errors import Invalid
 from evalsite.scopes import CURATE
 from web.api.openapi import problem_responses
 from web.api.rest import JsonDecimal, Text, validated
+from web.api.shapes import PriceLookup, PriceTable, shaped
 
 _PER_MTOK = {"max_digits": 14, "decimal_places": 6, "min_value": 0, "coerce_to_string": False}
 
@@ -48,9 +49,11 @@ class ModelPriceIO(serializers.ModelSerializer):
 PricesOut = inline_serializer(
     "PricesOut",
     {
-        "price_table": serializers.DictField(help_text="The price database: package, version, providers, models."),
+        "price_table": shaped(serializers.DictField, PriceTable, "PriceTableField")(
+            help_text="The price database: package, version, providers, models."
+        ),
         "overrides": ModelPriceIO(many=True),
-        "lookup": serializers.DictField(
+        "lookup": shaped(serializers.DictField, PriceLookup, "PriceLookupField")(
             allow_null=True,
             help_text="With ?model=: {model, known, source, priced_as, estimated, per_million_tokens (USD)}, or "
             "{model, known: false, reason: unknown_price}.",

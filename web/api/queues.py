@@ -7,7 +7,6 @@ label). Writing needs ``curate``. The rules are ``scoring.review.assignment`` an
 ``scoring.review.adjudication``; docs/labels.md is the reference.
 """
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -29,6 +28,7 @@ from scoring.review.assignment import (
 from scoring.review.queue import queue_filter_get, queue_filter_list, queue_progress
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import NewestFirstCursorPagination, Text, validated
+from web.api.shapes import LabelValue
 
 
 class StrictBoolean(serializers.BooleanField):
@@ -112,7 +112,7 @@ class QueueAgreementOut(serializers.Serializer):
 
 class ReviewerLabelOut(serializers.Serializer):
     author = serializers.CharField()
-    label = serializers.JSONField()
+    label = LabelValue()
     comment = serializers.CharField()
 
 
@@ -129,7 +129,7 @@ class DisagreementsOut(serializers.Serializer):
 class AdjudicationIn(serializers.Serializer):
     trace_id = Text(max_length=200)
     config = Text(max_length=100, help_text="The label config's name.")
-    value = serializers.JSONField(help_text="The decision: true/false, a category, or a number, by the config's kind.")
+    value = LabelValue(help_text="The decision: true/false, a category, or a number, by the config's kind.")
     comment = Text(required=False, allow_blank=True, default="", max_length=2000)
 
 
@@ -145,7 +145,7 @@ class ReferenceLabelOut(serializers.Serializer):
     def get_config(self, score) -> str:
         return score.scorer.split(":", 1)[1]
 
-    @extend_schema_field(OpenApiTypes.ANY)
+    @extend_schema_field(LabelValue())
     def get_value(self, score):
         return score.detail.get("label")
 

@@ -21,6 +21,7 @@ from scoring.selection.requests import DEFAULT_LIMIT, PASS_MAX_RUNS, SYNC_MAX_RU
 from scoring.selectors import PASS_SKIPS_PAGE, pass_dry_run_scores, pass_get, pass_skip_counts, pass_skips
 from web.api.openapi import problem_responses
 from web.api.rest import Text, validated
+from web.api.shapes import PassSelection
 
 SCORER_LIMIT = 200
 _SCORER_ID = {"type": "string", "minLength": 1, "maxLength": 100}
@@ -160,6 +161,7 @@ class _PassUrl(serializers.CharField):
         return reverse("api-pass", args=[pk])
 
 
+@extend_schema_field(PassSelection)
 class _Selection(serializers.DictField):
     """The pass's selection as answered: a count for ``trace_ids``, no internal experiment id."""
 

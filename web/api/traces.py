@@ -1,7 +1,13 @@
 """HTTP API for runs: ingest, list, read."""
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,12 +24,27 @@ from scoring.run_filters import ID_MAX, RUN_FILTERS, run_filters_from
 from scoring.selectors import run_scores, runs_list
 from web.api.openapi import PAGE_PARAMETERS, paginated, problem_responses
 from web.api.rest import AnyJson, JsonObject, NewestFirstCursorPagination
+from web.api.shapes import CostDetail, TokenUsage, shaped
+
+_SPAN_USAGE = (
+    "As the run sent it: token counts (input_tokens, output_tokens, ...; any object is taken). On a model call "
+    "the server adds cost_source (reported, override, genai-prices) and priced_as, or unknown_price: true."
+)
 
 
+@extend_schema_serializer(component_name="Span")
 class SpanOut(serializers.ModelSerializer):
-    parent_id = serializers.CharField(source="parent_span_id", allow_null=True)
+    """One span of a run; a run's spans come in tree order (each parent before its children)."""
+
+    parent_id = serializers.CharField(
+        source="parent_span_id", allow_null=True, help_text="The parent span's span_id; null for a root."
+    )
     depth = serializers.IntegerField(help_text="Depth in the span tree (0 for a root).")
     cost_cents = serializers.FloatField(allow_null=True)
+    input = AnyJson(help_text="For a tool call: its arguments. Any JSON value; null when not sent.")
+    output = AnyJson(help_text="For a tool call: its result. Any JSON value; null when not sent.")
+    usage = JsonObject(allow_null=True, help_text=_SPAN_USAGE)
+    attributes = JsonObject(help_text="The span's attributes as sent.")
 
     class Meta:
         model = Span
@@ -39,7 +60,7 @@ class TraceOut(serializers.ModelSerializer):
     cost_cents = serializers.FloatField(allow_null=True)
     input = AnyJson(help_text="The run's input: text or any JSON value; null when not sent.")
     output = AnyJson(help_text="The run's answer: text or any JSON value; null when it gave none.")
-    usage = JsonObject(
+    usage = shaped(JsonObject, TokenUsage, "TokenUsageField")(
         allow_null=True,
         help_text="Token totals of the run's model calls: input_tokens, output_tokens, cache_read_tokens, "
         "cache_write_tokens, total_tokens (OpenTelemetry runs).",
@@ -47,11 +68,13 @@ class TraceOut(serializers.ModelSerializer):
     models = serializers.ListField(
         child=serializers.CharField(), source="models_used", allow_null=True, help_text="Models used, in order."
     )
-    cost_detail = JsonObject(
+    cost_detail = shaped(JsonObject, CostDetail, "CostDetailField")(
         allow_null=True,
         help_text='How cost_cents was found: {"estimated": bool, "sources": [...], "price_table"?}, or '
         '{"unknown_price": [models]} when it is empty because a model has no known price.',
     )
+    metadata = JsonObject(help_text="The run's metadata as sent.")
+    tags = shaped(serializers.JSONField, serializers.ListField(child=serializers.CharField()), "TagsField")()
 
     class Meta:
         model = Trace
@@ -99,7 +122,8 @@ class TraceDetailOut(TraceOut):
     class Meta(TraceOut.Meta):
         fields = TraceOut.Meta.fields + ["spans", "scores", "abstentions"]
 
-    def get_spans(self, trace) -> list[dict]:
+    @extend_schema_field(SpanOut(many=True, help_text="The run's spans in tree order: a parent before its children."))
+    def get_spans(self, trace):
         return SpanOut(spans_in_tree_order(trace), many=True).data
 
     def to_representation(self, trace):

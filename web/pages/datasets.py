@@ -36,6 +36,7 @@ from web.pages.access import cursor_page, page_render, project_page
 from web.pages.case_runs import case_runs
 from web.pages.forms import CaseForm, DatasetForm, ImportForm
 from web.pages.policy import policy_apply, policy_context, policy_form
+from web.pages.quarantine import quarantine_post
 from web.pages.refusals import refusal
 
 CASES_PER_PAGE = 100
@@ -144,17 +145,6 @@ def case_new(request, project, name):
     )
 
 
-def _quarantine_set(request, case, quarantined):
-    data = {"quarantined": quarantined}
-    if quarantined:
-        data["quarantine_reason"] = (request.POST.get("quarantine_reason") or "").strip()
-    with refusal(request=request, prefix=f"Case {case.name} was not quarantined: ") as refused:
-        case, changed = case_update(case=case, data=data, by=request.user)
-    if not refused and changed:
-        messages.success(request, f"Case {case.name} is {'quarantined' if quarantined else 'counted again'}.")
-    return redirect("case", slug=case.dataset.project.slug, case_id=case.pk)
-
-
 @project_page
 def case_page(request, project, case_id):
     case = case_get(project=project, case_id=case_id)
@@ -163,19 +153,24 @@ def case_page(request, project, case_id):
         action = request.POST.get("action", "save")
         if action in ("archive", "restore"):
             change = case_archive if action == "archive" else case_restore
-            with refusal(request=request) as refused:
+            with refusal(request=request, prefix=f"Case {case.name} was not {action}d: ") as refused:
                 case, changed = change(case=case, by=request.user)
             if not refused and changed:
-                messages.success(request, f"Case {'archived' if action == 'archive' else 'restored'}.")
+                messages.success(request, f"Case {case.name} {'archived' if action == 'archive' else 'restored'}.")
             return redirect("case", slug=project.slug, case_id=case.pk)
         if action in ("quarantine", "release"):
-            return _quarantine_set(request, case, action == "quarantine")
+            return quarantine_post(request, case, action == "quarantine")
         form = CaseForm(request.POST)
         if form.is_valid():
             with refusal(form) as refused:
                 case, changed = case_update(case=case, data=form.case_data(), by=request.user)
             if not refused:
-                messages.success(request, f"Saved as version {case.version}." if changed else "Nothing changed.")
+                messages.success(
+                    request,
+                    f"Case {case.name} saved as version {case.version}."
+                    if changed
+                    else f"Nothing changed in case {case.name}.",
+                )
                 return redirect("case", slug=project.slug, case_id=case.pk)
     return page_render(
         request,

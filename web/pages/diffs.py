@@ -7,6 +7,8 @@ import difflib
 import json
 import re
 
+from checks.field_diff import MAX_CHANGES, answer_diff, change_text, tool_calls_diff
+
 _WORDS = re.compile(r"\s+|[^\s]+")
 
 
@@ -60,3 +62,23 @@ def _parsed(value):
         except ValueError:
             return value
     return value
+
+
+def _changes_view(changes):
+    return {"lines": [change_text(c) for c in changes[:MAX_CHANGES]], "more": max(0, len(changes) - MAX_CHANGES)}
+
+
+def answers_field_diff(old, new):
+    """What differs between two runs' answers (``runs_answers`` items), for a page: ``{"answer":
+    {"kind", "lines", "more"}, "calls": [{"index", "op", "old_name", "new_name", "lines", "more"}]}``,
+    ``kind`` as ``checks.field_diff.answer_diff``; None when a run is missing or nothing differs."""
+    if old is None or new is None:
+        return None
+    kind, items = answer_diff(old["output"], new["output"])
+    answer = {"kind": kind, **(_changes_view(items) if kind == "fields" else {"lines": [], "more": 0})}
+    if kind == "text":
+        answer["text"] = items[:MAX_CHANGES]
+    calls = [{**row, **_changes_view(row["changes"])} for row in tool_calls_diff(old["tool_calls"], new["tool_calls"])]
+    if kind == "equal" and not calls:
+        return None
+    return {"answer": answer, "calls": calls}

@@ -2,13 +2,15 @@
 
 The cases come from the gate run's stored rows (``gating.selectors``); each is shown
 with its trials (passed of run, flaky, quarantined) and the evidence of its checks
-(``web.pages.evidence``).
+(``web.pages.evidence``). ``sort=drop`` orders the per-scorer comparison with the baseline
+by its drop, largest first (``web.pages.compare.scorers_by_drop``), keeping the filter and page.
 """
 
 from django.core.paginator import Paginator
 
 from gating.selectors import GATE_CASE_FILTERS, gate_case_counts, gate_cases_shown, gate_run_get
 from web.pages.access import page_links, page_render, project_page
+from web.pages.compare import query_with, scorers_by_drop
 from web.pages.evidence import case_evidence, trials_view
 
 CASES_PER_PAGE = 50
@@ -43,12 +45,17 @@ def gate_run_page(request, project, gate_run_id):
         show = _default_filter(counts)
     page = Paginator(gate_cases_shown(gate_run=gate_run, show=show), CASES_PER_PAGE).get_page(request.GET.get("page"))
     newer, older = page_links(request, page)
+    answer, sort = gate_run.result, "drop" if request.GET.get("sort") == "drop" else "report"
+    if sort == "drop" and answer.get("comparison"):
+        answer = {**answer, "comparison": scorers_by_drop(answer["comparison"])}
     return page_render(
         request,
         "experiments/gate_run.html",
         {
             "gate_run": gate_run,
-            "answer": gate_run.result,
+            "answer": answer,
+            "sort": sort,
+            "sort_links": [(o, query_with(request, sort=o) + "#baseline") for o in ("report", "drop")],
             "cases": [case_view(row) for row in page.object_list],
             "page": page,
             "newer": newer,

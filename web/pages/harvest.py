@@ -21,8 +21,8 @@ from harvest.selectors import (
 )
 from scoring.review.queue import queue_for_runs
 from web.pages.access import page_links, page_render, project_page
+from web.pages.capture_report import capture_into, capture_report
 from web.pages.forms import CaptureForm
-from web.pages.runs import _captured_message, capture_into
 
 GROUPS_PER_PAGE = 50
 RUNS_SHOWN = 100
@@ -89,7 +89,7 @@ def group_page(request, project, group_id):
         trace_id = capture.cleaned_data["trace_id"]
         done = capture_into(project=project, form=capture, data=capture.capture_data(trace_id), by=request.user)
         if done is not None:
-            _captured_message(request, *done)
+            capture_report(request, capture, *done)
             return redirect("harvest-group", slug=project.slug, group_id=group.pk)
     covered = groups_covered(project=project, groups=[group])
     context = {

@@ -7,12 +7,13 @@ from the policy's fields as ``gating.policy_fields`` declares them.
 
 from django import forms
 
+from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.models import PolicyRevision
 from gating.policies import policy_and_floor_update, policy_for
-from gating.policy_fields import POLICY_TABLE
+from gating.policy_fields import POLICY_FIELD_BY_NAME, POLICY_TABLE, change_loosens
 from gating.revisions import policy_revisions
-from web.pages.refusals import refusal
+from web.pages.forms import errors_show
 
 REVISIONS_SHOWN = 10
 
@@ -86,12 +87,33 @@ def policy_apply(request, dataset, form):
     """Apply a valid ``form`` as the user's revision; the error (with its status) on the form, else ``None``."""
     values = dict(form.cleaned_data)
     reason, floor = values.pop("reason"), values.pop("min_pass_rate")
-    with refusal(form) as refused:
+    try:
         policy_and_floor_update(
             dataset=dataset, changes=values, floor=floor, reason=reason, user=request.user,
             source=PolicyRevision.Source.PAGE,
         )  # fmt: skip
-    if not refused:
-        return None
-    form.add_error(None, refused.error.detail)  # what a loosening needs, above the fields it names
-    return refused.error.status
+    except DomainError as exc:
+        if any(error.get("field") == "reason" for error in exc.errors):
+            _reason_missing(form, dataset, policy_for(dataset))
+        else:
+            errors_show(form, exc)
+            if exc.errors:
+                form.add_error(None, exc.detail)  # what the change needs, above the fields it names
+        return exc.status
+    return None
+
+
+def _reason_missing(form, dataset, policy):
+    """A loosening without a reason, in the page's words: which boxes loosen, and the box to fill in."""
+    loosening = [
+        POLICY_FIELD_BY_NAME[name].label
+        for name, new in form.cleaned_data.items()
+        if name in POLICY_FIELD_BY_NAME and change_loosens(name, getattr(policy, name), new)
+    ]
+    what = f" ({'; '.join(loosening)})" if loosening else ""
+    form.add_error(
+        None,
+        f"This change loosens the gate of {dataset.name}{what}: write why in the '{form.fields['reason'].label}' "
+        "box, then save. Nothing was saved.",
+    )
+    form.add_error("reason", "Required: the change loosens the gate.")

@@ -4,17 +4,14 @@ Reads go through the same selectors as the API, writes through the same services
 (``datasets.capture``, ``datasets.cases``); access is decided by ``web.pages.access``.
 """
 
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect
 
-from datasets.capture import MAX_TRACES_PER_CAPTURE
 from datasets.case_selectors import cases_from_run, dataset_list
 from datasets.run_selectors import spans_in_tree_order, trace_captured_annotate, trace_get
 from scoring.feedback import run_feedback
 from scoring.labels import label_config_list
 from scoring.models import ScoreSource
-from scoring.review.capture_guard import cases_capture_into
 from scoring.selection.catalog import catalog_for
 from scoring.selectors import (
     RUN_SORTS,
@@ -26,54 +23,17 @@ from scoring.selectors import (
     runs_sorted,
 )
 from web.pages.access import cursor_page, page_links, page_render, project_page
+from web.pages.capture_report import capture_into, capture_report
 from web.pages.forms import BulkCaptureForm, CaptureForm, RunFilterForm
 from web.pages.label_forms import LabelForm
 from web.pages.labels import run_label_post
 from web.pages.queue import queue_after_capture
-from web.pages.refusals import refusal
 from web.pages.timeline import abstentions_once, run_verdict, span_timeline
 
 RUNS_PER_PAGE = 50
 # "Select all N runs matching this filter" captures in one request and one transaction;
 # a filter matching more is answered with a message to narrow it, and nothing is written.
 ALL_MATCHING_MAX = 5000
-
-
-def capture_into(*, project, form, data, by, max_runs=MAX_TRACES_PER_CAPTURE):
-    """Capture into the dataset the form names, creating it first when it is new (atomically).
-
-    Returns ``(dataset, captured, skipped)``, or ``None`` after putting the errors on the form
-    (a run that failed a check is kept from becoming its own reference: ``scoring.review.capture_guard``).
-    One transaction: the new dataset and every new case are written, or nothing is.
-    """
-    with refusal(form):
-        return cases_capture_into(
-            project=project,
-            data=data,
-            by=by,
-            dataset_name=form.cleaned_data.get("dataset"),
-            new_dataset_name=form.cleaned_data.get("new_dataset"),
-            max_runs=max_runs,
-        )
-    return None
-
-
-def _captured_message(request, dataset, captured, skipped, matching=None):
-    created = sum(c.created for c in captured)
-    existing = len(captured) - created
-    text = f"Captured {created} run{'s' if created != 1 else ''} into {dataset.name}."
-    if matching is not None:
-        text = f"All {matching} run{'s' if matching != 1 else ''} matching the filter: c{text[1:]}"
-    if existing:
-        text += f" {existing} {'was' if existing == 1 else 'were'} already there (no twin created)."
-    if created and not any(c.case.expected_output is not None for c in captured if c.created):
-        text += " The new cases need an expected answer: see the review queue."
-    if skipped:
-        text += " Skipped, as they failed a check: " + "; ".join(
-            f"{s['trace_id']} ({', '.join(s['failed_checks'])})" for s in skipped
-        )
-        text += ". Tick 'take the answer even if the run failed a check' to capture them as they are."
-    messages.success(request, text)
 
 
 # The runs list's sort orders: the newest first pages by cursor (stable while runs
@@ -100,7 +60,9 @@ def run_list(request, project):
     if request.method == "POST" and capture.is_valid():
         done, matched = _capture_posted(request, project, capture, filters, matching)
         if done is not None:
-            _captured_message(request, *done, matching=matched)
+            capture_report(request, capture, *done, matching=matched)
+            if not done[1]:  # every run skipped: back to the same list, the report on top
+                return redirect(request.get_full_path())
             return redirect("dataset", slug=project.slug, name=done[0].name)
     runs, newer, older, page = runs_page(request, traces, sort)
     return page_render(
@@ -134,7 +96,8 @@ def _capture_posted(request, project, capture, filters, matching):
     trusted to stand for the rest.
     """
     if not capture.cleaned_data["all_matching"]:
-        return capture_into(project=project, form=capture, data=capture.capture_data(), by=request.user), None
+        data = capture.capture_data()
+        return capture_into(project=project, form=capture, data=data, by=request.user, skip_failing=True), None
     if filters.is_bound and not filters.is_valid():
         capture.add_error(None, "The filter has an error: correct it before capturing every run it matches.")
         return None, None
@@ -150,7 +113,9 @@ def _capture_posted(request, project, capture, filters, matching):
         capture.add_error(None, "No run matches this filter any more: nothing was captured.")
         return None, None
     data = {**capture.capture_data(), "trace_ids": trace_ids}
-    done = capture_into(project=project, form=capture, data=data, by=request.user, max_runs=ALL_MATCHING_MAX)
+    done = capture_into(
+        project=project, form=capture, data=data, by=request.user, max_runs=ALL_MATCHING_MAX, skip_failing=True
+    )
     return done, len(trace_ids)
 
 
@@ -177,7 +142,7 @@ def run_detail(request, project, trace_id):
     if posted is not None and capture.is_valid():
         done = capture_into(project=project, form=capture, data=capture.capture_data(trace.trace_id), by=request.user)
         if done is not None:
-            _captured_message(request, *done)
+            capture_report(request, capture, *done)
             if request.GET.get("queue"):
                 return queue_after_capture(request, project, trace, request.GET["queue"])
             return redirect("run", slug=project.slug, trace_id=trace.trace_id)
