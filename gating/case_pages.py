@@ -19,12 +19,14 @@ import base64
 import binascii
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 
 from evalsite.errors import Invalid
 from gating.models import GateCase
 
 ORDERS = {"failures": ("passed", "measured", "position"), "position": ("position",)}
+_BOOLEANS = {"passed", "measured"}
 _VERSION = "g1"
 
 
@@ -65,13 +67,12 @@ def _bad_cursor(message):
 
 
 def _after(order, key):
-    """Rows whose key under ``order`` comes after ``key`` (lexicographic)."""
+    """Rows whose key under ``order`` comes after ``key``: one row-value comparison, which
+    PostgreSQL reads as a range of ``gatecase_pages`` (an OR of its parts would scan the
+    gate run's every row for each page)."""
     names = ORDERS[order]
-    condition = Q()
-    for i, name in enumerate(names):
-        step = Q(**{f"{name}__gt": key[i]}, **{n: key[j] for j, n in enumerate(names[:i])})
-        condition |= step
-    return condition
+    values = [bool(v) if name in _BOOLEANS else v for name, v in zip(names, key, strict=True)]
+    return TupleGreaterThan(Tuple(*(F(name) for name in names)), values)
 
 
 def case_page(*, gate_run, order="failures", passed=None, quarantined=None, cursor=None, size=None):

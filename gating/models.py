@@ -215,6 +215,8 @@ class GateCase(models.Model):
         indexes = [
             # A gate run's cases, failures first.
             models.Index(fields=["gate_run", "passed", "position"], name="gatecase_failures_first"),
+            # The pages of ``gating.case_pages``: gating or quarantined cases, failures first.
+            models.Index(fields=["gate_run", "quarantined", "passed", "measured", "position"], name="gatecase_pages"),
             # A case's history across gate runs.
             models.Index(fields=["case", "-gate_run"], name="gatecase_case_history"),
         ]
