@@ -49,10 +49,10 @@ def case_snapshot(case):
     return values
 
 
-def revision_write(*, case, action, old, new, by):
-    """Record one change of ``case`` (already saved at its new ``version``)."""
+def revision_write(*, case, action, old, new, by, reason=""):
+    """Record one change of ``case`` (already saved at its new ``version``), with why if given."""
     return CaseRevision.objects.create(
-        case=case, version=case.version, action=action, old=old, new=new, **actor_fields(by)
+        case=case, version=case.version, action=action, old=old, new=new, reason=reason, **actor_fields(by)
     )
 
 
@@ -101,7 +101,7 @@ def case_create(*, dataset, data, by):
     return case
 
 
-def case_update(*, case, data, by):
+def case_update(*, case, data, by, reason=""):
     """Apply an edit (any of the editable fields, plus an optional expected ``version``).
 
     Returns ``(case, changed)``. Only fields whose value differs count: an edit that
@@ -111,6 +111,7 @@ def case_update(*, case, data, by):
     ``archived``, else ``updated``. The case row is locked for the transaction, so
     concurrent edits queue instead of overwriting each other; with ``version`` given, an
     edit based on an older version is a ``Conflict`` rather than a silent overwrite.
+    ``reason`` is kept on the revision (why a person released a case from quarantine).
     """
     if isinstance(data, dict) and "version" in data:
         data = dict(data)
@@ -123,7 +124,7 @@ def case_update(*, case, data, by):
     else:
         expected_version = None
     fields = case_fields_clean(data, allowed=CASE_EDITABLE_FIELDS, required=(), detail="The edit has invalid fields.")
-    return _case_change(case, fields, by=by, expected_version=expected_version)
+    return _case_change(case, fields, by=by, expected_version=expected_version, reason=reason)
 
 
 def _quarantine_check(case, fields):
@@ -171,7 +172,7 @@ def case_changes(case, fields):
     return old, new
 
 
-def _case_change(case, fields, *, by, expected_version=None):
+def _case_change(case, fields, *, by, expected_version=None, reason=""):
     writable_dataset_check(case.dataset)
     try:
         with transaction.atomic():
@@ -194,7 +195,7 @@ def _case_change(case, fields, *, by, expected_version=None):
                 setattr(locked, field, value)
             locked.version += 1
             locked.save(update_fields=[*new, "version", "updated_at"])
-            revision_write(case=locked, action=action, old=old, new=new, by=by)
+            revision_write(case=locked, action=action, old=old, new=new, by=by, reason=reason)
     except IntegrityError:
         raise Conflict("Another request changed this case's dataset at the same time; retry.") from None
     return locked, True

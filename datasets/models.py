@@ -324,6 +324,8 @@ class CaseRevision(models.Model):
     changed_at = models.DateTimeField(auto_now_add=True)
     old = models.JSONField(null=True, blank=True)
     new = models.JSONField(null=True, blank=True)
+    # Why, when the change is not its own explanation: a release from quarantine.
+    reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["case", "version"]

@@ -110,10 +110,12 @@ def test_a_reviewer_quarantines_a_case_from_the_case_list_and_releases_it(page, 
     page.set_viewport_size({"width": 390, "height": 900})
     _check(page, problems, "dataset with a quarantined case", 390)
     page.screenshot(path=str(artifacts_dir / "team-review-quarantine-390.png"), full_page=True)
+    page.fill(f"#release-reason-{case.pk}", "the supplier list is fixed")
     page.click(f"#quarantine-form-{case.pk} button:has-text('Release')")
     page.wait_for_url(f"**#case-{case.pk}")
     assert "released from quarantine" in page.locator("main").inner_text()
     assert not GoldenCase.objects.get(pk=case.pk).quarantined
+    assert GoldenCase.objects.get(pk=case.pk).revisions.last().reason == "the supplier list is fixed"
     assert not problems, "\n".join(problems)
 
 

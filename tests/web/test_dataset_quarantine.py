@@ -62,18 +62,33 @@ def test_a_quarantine_without_a_reason_names_the_case_and_the_box_and_writes_not
     )
     assert response["Location"] == f"{PAGE}#case-{case.pk}"
     assert _messages(response) == [
-        "Case refill_rare_drug was not quarantined: write why in the 'Why quarantine it' box, then quarantine it."
+        "Case refill_rare_drug was not quarantined: write why in the 'Why quarantine it' box, then try again."
     ]
     case.refresh_from_db()
     assert not case.quarantined and case.version == 1
 
 
-def test_release_from_the_list_counts_the_case_again(actors, case):
+def test_release_from_the_list_counts_the_case_again_and_keeps_why_in_its_history(actors, case):
     GoldenCase.objects.filter(pk=case.pk).update(quarantined=True, quarantine_reason="flaky")
-    response = _client(actors.bob).post(f"/p/acme/cases/{case.pk}/", {"action": "release", "back": "dataset"})
+    bob = _client(actors.bob)
+    response = bob.post(
+        f"/p/acme/cases/{case.pk}/", {"action": "release", "release_reason": "fixed upstream", "back": "dataset"}
+    )
     assert _messages(response) == ["Case refill_rare_drug is released from quarantine: the gate counts it again."]
     case.refresh_from_db()
     assert (case.quarantined, case.quarantine_reason) == (False, "")
+    assert case.revisions.last().reason == "fixed upstream"
+    assert '<dd class="revision-reason">fixed upstream</dd>' in bob.get(f"/p/acme/cases/{case.pk}/").content.decode()
+
+
+def test_a_release_without_a_reason_names_the_case_and_the_box_and_writes_nothing(actors, case):
+    GoldenCase.objects.filter(pk=case.pk).update(quarantined=True, quarantine_reason="flaky")
+    response = _client(actors.bob).post(f"/p/acme/cases/{case.pk}/", {"action": "release", "back": "case"})
+    assert _messages(response) == [
+        "Case refill_rare_drug was not released: write why in the 'Why release it' box, then try again."
+    ]
+    case.refresh_from_db()
+    assert case.quarantined and case.version == 1
 
 
 def test_the_case_page_quarantines_and_stays_on_the_case(actors, case):
