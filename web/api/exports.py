@@ -10,7 +10,7 @@ removed after ``EVALSITE_EXPORT_RETENTION_HOURS``).
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -50,6 +50,9 @@ class ExportOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+ExportList = inline_serializer("ExportList", {"results": ExportOut(many=True, help_text="Up to 10, newest first.")})
+
+
 def _admin_only(request):
     if not key_has_scope(request.auth, ADMIN):
         raise ScopeMissing(ADMIN, detail="Project exports hold every run: they need a key with the 'admin' scope.")
@@ -68,7 +71,7 @@ class ExportCollection(APIView):
         responses={202: ExportOut, **problem_responses(401, 403)},
     )
     def post(self, request):
-        project = _admin_only(request)
+        project = _admin_only(request)  # the admin scope is required_scopes' too; the check is kept in one place
         job = export_request(project=project, key=request.auth)
         body = ExportOut(job).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
@@ -76,10 +79,10 @@ class ExportCollection(APIView):
     @extend_schema(
         operation_id="exports_list",
         summary="The project's latest exports, newest first",
-        responses={200: ExportOut(many=True), **problem_responses(401, 403)},
+        responses={200: ExportList, **problem_responses(401, 403)},
     )
     def get(self, request):
-        return Response(ExportOut(exports_recent(project=_admin_only(request)), many=True).data)
+        return Response({"results": ExportOut(exports_recent(project=_admin_only(request)), many=True).data})
 
 
 class ExportDetail(APIView):
