@@ -7,6 +7,7 @@ gives the zip; at 390 px it fits and axe-core finds no serious or critical viola
 import io
 import uuid
 import zipfile
+from pathlib import Path
 
 import orjson
 import pytest
@@ -53,7 +54,7 @@ def test_an_admin_exports_the_project_from_the_settings_page_and_downloads_it(
     assert row.get_attribute("data-status") == "done" and "30 of 30" in row.inner_text()
     with page.expect_download() as download:
         row.locator("a.export-download").click()
-    body = open(download.value.path(), "rb").read()
+    body = Path(download.value.path()).read_bytes()
     assert orjson.loads(zipfile.ZipFile(io.BytesIO(body)).read("manifest.json"))["counts"]["runs"] == 30
     assert axe_violations(page) == []
     page.set_viewport_size({"width": 390, "height": 844})
