@@ -33,7 +33,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from datasets.models import Trace
@@ -219,8 +219,3 @@ def _old_files_remove(now):
                 part.unlink()
                 parts += 1
     return {"expired": expired, "parts_removed": parts}
-
-
-def exports_of_project_active(project):
-    """Whether ``project`` has an export queued or running (for the page's refresh)."""
-    return ProjectExport.objects.filter(Q(project=project) & Q(status__in=ACTIVE)).exists()
