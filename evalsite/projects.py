@@ -5,6 +5,7 @@ holds the one rule for it (``slug_problem``), whatever creates the project: the
 ``create_project`` command, an archive import, the demo.
 """
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -66,3 +67,13 @@ def api_key_revoke(*, key):
 def membership_set(*, user, project, role):
     membership, _ = Membership.objects.update_or_create(user=user, project=project, defaults={"role": role})
     return membership
+
+
+def superuser_set(*, username, email, password):
+    """The site's superuser ``username`` (made if missing), with ``password``: for the local demo."""
+    User = get_user_model()  # noqa: N806
+    user = User.objects.filter(username=username).first() or User(username=username, email=email)
+    user.is_staff = user.is_superuser = True
+    user.set_password(password)
+    user.save()
+    return user

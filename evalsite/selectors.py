@@ -7,7 +7,12 @@ querying the models (``tests/test_architecture.py``: no ORM under ``web/``).
 from django.db import connection
 from django.utils import timezone
 
-from evalsite.models import ApiKey, AuditEntry, Heartbeat, Invitation, Membership
+from evalsite.models import ApiKey, AuditEntry, Heartbeat, Invitation, Membership, Project
+
+
+def project_find(slug):
+    """The project ``slug``, or ``None`` (for commands run on the server, which see every project)."""
+    return Project.objects.filter(slug=slug).first()
 
 
 def membership_find(*, user, slug):

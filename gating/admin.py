@@ -4,7 +4,7 @@ from django.contrib import admin
 from evalsite.errors import DomainError
 from evalsite.models import Membership, Role
 from gating.models import FloorChange, GatePolicy, GateRun, PolicyRevision
-from gating.policies import floor_lower, policy_update
+from gating.policies import policy_and_floor_update
 from gating.policy_fields import POLICY_FIELDS
 
 
@@ -95,13 +95,10 @@ class GatePolicyAdmin(admin.ModelAdmin):
         changes = {name: form.cleaned_data[name] for name in form.changed_data if name in POLICY_FIELDS}
         floor = changes.pop("min_pass_rate", None)
         try:
-            if changes:
-                policy_update(
-                    dataset=obj.dataset, changes=changes, reason=reason, user=request.user,
-                    source=PolicyRevision.Source.ADMIN,
-                )  # fmt: skip
-            if floor is not None:
-                floor_lower(policy=obj, new_floor=floor, reason=reason, user=request.user)
+            policy_and_floor_update(
+                dataset=obj.dataset, changes=changes, floor=floor, reason=reason, user=request.user,
+                source=PolicyRevision.Source.ADMIN,
+            )  # fmt: skip
         except DomainError as exc:
             self.message_user(request, exc.detail, level="error")
         obj.refresh_from_db()

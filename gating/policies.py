@@ -106,6 +106,20 @@ def floor_lower(*, policy, new_floor, reason, user):
     return policy
 
 
+def policy_and_floor_update(*, dataset, changes, floor, reason, user, source):
+    """A person's edit of the policy and its floor together (page, admin): both kept, or neither.
+
+    ``floor`` is the floor the person asks for (``None``: left as it is).
+    """
+    with transaction.atomic():
+        policy = policy_for(dataset)
+        if changes:
+            policy = policy_update(dataset=dataset, changes=changes, reason=reason, user=user, source=source)
+        if floor is not None and floor != policy.min_pass_rate:
+            policy = floor_lower(policy=policy, new_floor=floor, reason=reason, user=user)
+    return policy
+
+
 def floor_initialisable(policy):
     """Whether ``init_floor`` may still set the floor: only while no baseline was ever recorded and the floor has
     no history. Clearing the baseline does not reopen it, so the floor never goes down through the API."""

@@ -43,6 +43,12 @@ _CONFIG_FIELDS = (
 )
 
 
+# An adjudicated decision, the run's reference label of a config (``scoring.review.adjudication``):
+# one per run and config, whoever decided; the judge's calibration reads it ahead of the majority.
+REFERENCE = "reference"
+REFERENCE_HASH = hashlib.sha256(canonical_json({"author": REFERENCE, "by": REFERENCE}).encode()).hexdigest()
+
+
 def label_scorer_id(name):
     return f"{LABEL_PREFIX}{name}"
 

@@ -21,28 +21,21 @@ class Score(models.Model):
     comparisons and the gate aggregate scores without joining runs.
 
     Scores are the largest table, written in bulk by one writer (``scoring.pipeline.writer``)
-    while it holds a lock on each run it writes for. The columns copied from the run
-    or the pass (project, experiment, case, pass) carry no database constraint and no
-    index of their own: the referential check of each one costs about as much as
-    inserting the row, and nothing reads scores by them alone. Django still applies
-    their ``on_delete`` when those rows are deleted through the ORM.
-
-    The run's foreign key has no database constraint either (its check, a locking read
-    of the run for every score, was half of a pass's writing time), yet a score never
-    outlives its run: a writer holds a lock on each run it writes for, so a deletion of
-    the run waits for its scores to commit, and then a trigger on PostgreSQL
-    (``scoring_run_deleted``) deletes the scores of every deleted run, those Django's
-    cascade had not seen yet included. SQLite lets one writer in at a time: the cascade
-    sees every score.
+    holding a lock on each run it writes for. The columns copied from the run or the pass
+    carry no database constraint and no index: each check costs about as much as the
+    insert, and nothing reads scores by them alone (Django still applies ``on_delete``).
+    The run's foreign key has no constraint either (its locking read was half of a pass's
+    writing time), yet a score never outlives its run: a deletion of the run waits for its
+    scores to commit, then a PostgreSQL trigger (``scoring_run_deleted``) deletes the scores
+    of every deleted run. SQLite lets one writer in at a time: the cascade sees every score.
     """
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
     )
-    # Indexed by the unique constraint below, which starts with it.
     trace = models.ForeignKey(
         "datasets.Trace", on_delete=models.CASCADE, related_name="scores", db_index=False, db_constraint=False
-    )
+    )  # indexed by the unique constraint below, which starts with it
     # Room for a prefixed name of 100 characters: ``label:<name>``, ``feedback:<name>``.
     scorer = models.CharField(max_length=120)
     # For a judge: the model. Scores of two versions of a scorer are not comparable.
@@ -446,6 +439,10 @@ class QueueFilter(models.Model):
     runs = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Team review (scoring.review.assignment): who takes items (none: anyone), how many label each, blind.
+    assignees = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    reviewers_per_item = models.PositiveSmallIntegerField(default=1, db_default=1)
+    blind = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["project", "name"]
@@ -498,3 +495,6 @@ class PendingFeedback(models.Model):
 
     def __str__(self):
         return f"{self.trace_id}: {self.name}"
+
+
+from scoring.queue_reviews import QueueReview  # noqa: E402, F401

@@ -312,8 +312,7 @@ def orm_uses(source, name="<source>"):
 
 
 def _web_sources():
-    # Management commands are entry points of their own, like tasks; the pages and the API are the rule's subject.
-    return [p for p in sorted((ROOT / "web").rglob("*.py")) if "management" not in p.parts]
+    return sorted((ROOT / "web").rglob("*.py"))
 
 
 def test_web_asks_selectors_and_services_and_uses_no_orm():

@@ -3,7 +3,9 @@
 The judge's verdict on a run is its newest fresh score of the criterion (``passed``:
 the score reached the criterion's pass threshold). The reviewers' verdict is the
 majority of their current labels of the config of the same name (a passing label
-counts +1, a failing one -1; a tie is no verdict, and the run is left out). Over the
+counts +1, a failing one -1; a tie is no verdict, and the run is left out), unless the
+run has a reference label of it (an adjudication, ``scoring.review.adjudication``): that
+decides. Over the
 runs with both: ``n``, ``accuracy``, Cohen's ``kappa`` (agreement beyond chance:
 ``(p_o - p_e) / (1 - p_e)``; undefined, None, when chance already explains everything,
 as when every verdict on both sides is the same), the confusion matrix (rows: the
@@ -24,10 +26,11 @@ from checks.scorers import config_hash
 from datasets.models import Trace
 from scoring.freshness import scores_fresh
 from scoring.judge.selectors import judge_get
-from scoring.labels import label_scorer_id
+from scoring.labels import REFERENCE_HASH, label_scorer_id
 from scoring.models import Score, ScoreSource
 
 DISAGREEMENTS_SHOWN = 100
+REFERENCE_WEIGHT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -59,12 +62,22 @@ def _current_judge_scores(project, criterion):
     )
 
 
+# A label counts +1 (passing) or -1; a reference label (an adjudication) outweighs every reviewer.
+_VOTE = Case(
+    When(config_hash=REFERENCE_HASH, passed=True, then=Value(REFERENCE_WEIGHT)),
+    When(config_hash=REFERENCE_HASH, then=Value(-REFERENCE_WEIGHT)),
+    When(passed=True, then=Value(1)),
+    default=Value(-1),
+    output_field=IntegerField(),
+)
+
+
 def _paired_runs(project, criterion):
     """The project's runs with a reviewers' verdict and a judge verdict on ``criterion``, annotated."""
     labels = (
         Score.objects.filter(trace=OuterRef("pk"), scorer=label_scorer_id(criterion), source=ScoreSource.HUMAN)
         .values("trace")
-        .annotate(vote=Sum(Case(When(passed=True, then=Value(1)), default=Value(-1), output_field=IntegerField())))
+        .annotate(vote=Sum(_VOTE))
         .values("vote")
     )
     judged = scores_fresh(_current_judge_scores(project, criterion).filter(trace=OuterRef("pk"))).order_by("-id")

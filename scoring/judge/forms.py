@@ -111,19 +111,18 @@ class JudgeFieldsMixin:
         self.add_judge_errors(errors)
         return data
 
+    @property
+    def error_fields(self):
+        """The service's field names this form calls otherwise (criteria are typed as one text)."""
+        return {"criteria": "criteria_text", "api_key": self.key_field}
+
     def add_judge_errors(self, errors):
-        """Place ``[{field, message}]`` (from validation or ``Invalid``) next to their fields."""
+        """Place the validation's ``[{field, message}]`` next to their fields (``criteria.<name>`` as ``<name>: ...``)."""
         for error in errors:
-            field = (error.get("field") or "").split(".")[0]
-            message = error["message"]
-            if field == "criteria":
-                criterion = (error.get("field") or "").partition(".")[2]
-                field, message = "criteria_text", f"{criterion}: {message}" if criterion else message
-            elif field == "api_key":
-                field = self.key_field
-            if field not in self.fields:
-                field = None
-            self.add_error(field, message)
+            head, _, rest = (error.get("field") or "").partition(".")
+            field = self.error_fields.get(head, head)
+            message = f"{rest}: {error['message']}" if rest and head == "criteria" else error["message"]
+            self.add_error(field if field in self.fields else None, message)
 
 
 class JudgeConfigForm(JudgeFieldsMixin, forms.Form):

@@ -12,10 +12,10 @@ from datasets.ingestion import traces_ingest
 from datasets.models import Dataset, GoldenCase
 from gating.evaluation import gate_request
 from gating.models import GatePolicy
+from lifecycle.demo import demo_data_load
 from tests.base import actors_create
 from tests.browser.conftest import axe_violations, log_in
 from tests.factories import run_payload
-from web.demo import demo_data_load
 
 pytestmark = pytest.mark.browser
 

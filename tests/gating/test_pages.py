@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from web.demo import demo_data_load
+from lifecycle.demo import demo_data_load
 from web.pages.plots import pass_rate_plot
 
 

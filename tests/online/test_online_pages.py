@@ -32,7 +32,7 @@ def test_an_admin_creates_a_rule_and_everyone_watches_its_counts(actors):
 def test_a_bad_scorer_comes_back_next_to_its_field_and_nothing_is_made(actors):
     response = _client(actors.alice).post(PAGE, {"name": "x", "scorers": "nope", "sample_rate": "0.5"})
     assert response.status_code == 400
-    assert "scorers[0]: Unknown scorer: nope." in response.content.decode()
+    assert "item 1: Unknown scorer: nope." in response.content.decode()
     assert not OnlineRule.objects.exists()
 
 

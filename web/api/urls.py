@@ -15,6 +15,7 @@ from web.api import (
     monitors,
     online_rules,
     prices,
+    queues,
     scoring,
     traces,
 )
@@ -44,6 +45,10 @@ urlpatterns = [
     path("schemas/expectations", datasets.ExpectationsSchema.as_view(), name="api-schema-expectations"),
     path("label-configs", labels.LabelConfigCollection.as_view(), name="api-label-configs"),
     path("label-configs/<str:name>", labels.LabelConfigDetail.as_view(), name="api-label-config"),
+    path("queues", queues.QueueCollection.as_view(), name="api-queues"),
+    path("queues/<int:queue_id>", queues.QueueDetail.as_view(), name="api-queue"),
+    path("queues/<int:queue_id>/agreement", queues.QueueAgreement.as_view(), name="api-queue-agreement"),
+    path("queues/<int:queue_id>/adjudications", queues.QueueAdjudications.as_view(), name="api-queue-adjudications"),
     path("judge/criteria/<str:name>/agreement", labels.CriterionAgreement.as_view(), name="api-criterion-agreement"),
     path("scorers", scoring.ScorerList.as_view(), name="api-scorers"),
     path("score", scoring.ScoreNow.as_view(), name="api-score"),

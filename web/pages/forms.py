@@ -7,6 +7,7 @@ come back next to the field they name with ``errors_show``.
 """
 
 import json
+import re
 
 from django import forms
 
@@ -41,17 +42,30 @@ def value_text(value):
     return json_text(value), JSON
 
 
-def errors_show(form, error):
+_ITEM = re.compile(r"^\[(\d+)\]")  # ``[0]`` of a list field, as a reader counts it: ``item 1``
+
+
+def errors_show(form, error, fields=None):
     """Put a service error's ``{field, message}`` items next to the form fields they name.
 
     ``expectations.tool_match`` goes to the ``expectations`` field as
-    ``tool_match: <message>``; a field the form does not have goes to the top.
+    ``tool_match: <message>``, ``webhook_urls[1]`` to ``webhook_urls`` as ``item 2:
+    <message>``; a field the form does not have goes to the top.
+    ``fields`` maps the service's names to the form's where they differ: a whole path
+    (``{"filter.name": "run_name"}``, the message alone) or its head
+    (``{"criteria": "criteria_text"}``, the rest of the path before the message).
     """
+    fields = fields or {}
     items = error.errors or [{"field": None, "message": error.detail}]
     for item in items:
         path = item.get("field") or ""
         head = path.replace("[", ".").split(".", 1)[0]
         rest = path[len(head) :].lstrip(".")
+        if path in fields:
+            head, rest = fields[path], ""
+        else:
+            head = fields.get(head, head)
+        rest = _ITEM.sub(lambda m: f"item {int(m[1]) + 1}", rest)
         message = f"{rest}: {item['message']}" if rest else item["message"]
         if head in form.fields and not form.fields[head].widget.is_hidden:
             form.add_error(head, message)

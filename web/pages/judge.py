@@ -21,13 +21,13 @@ from django.views.decorators.http import require_POST
 
 from checks.judge.spec import PASS_THRESHOLD
 from checks.scorers.registry import AGENT_CHECK_IDS, BUILTIN_IDS
-from evalsite.errors import Invalid
 from evalsite.models import Role
 from scoring.judge.connection import ConnectionTest, judge_connection_test
 from scoring.judge.forms import JudgeConfigForm
 from scoring.judge.selectors import judge_config_get
 from scoring.judge.services import judge_configure
 from web.pages.access import forbidden, page_render, project_page
+from web.pages.refusals import refusal
 
 
 def _admins_only(request, project):
@@ -44,11 +44,10 @@ def judge_settings(request, project):
     config = judge_config_get(project)
     form = JudgeConfigForm(request.POST or None, config=config)
     if request.method == "POST" and form.is_valid():
-        try:
+        # The form checks the same rules: a refusal here is another admin's save in between.
+        with refusal(form, fields=form.error_fields) as refused:
             judge_configure(project=project, actor=request.user, **form.judge_values())
-        except Invalid as exc:  # the form checks the same rules; this is another admin's save in between
-            form.add_judge_errors(exc.errors)
-        else:
+        if not refused:
             messages.success(request, "The judge configuration was saved.")
             return redirect("judge-settings", slug=project.slug)
     tested = request.session.pop(_tested_key(project), None) if request.method == "GET" else None

@@ -4,8 +4,9 @@
 admins define label configs there (and archive or restore them: never a delete).
 ``agreement/`` shows, per judge criterion, what ``GET /v1/api/judge/criteria/{name}/agreement``
 answers (n, accuracy, kappa, confusion matrix, the runs in disagreement) and, per gate
-policy, whether the criterion gates or is advisory; a button opens the queue of the runs
-in disagreement. The run page's label form is here too (``run_label_post``).
+policy, whether the criterion gates, is advisory or is not named by the policy; a button
+opens the queue of the runs in disagreement. Below, per label config, the agreement between
+reviewers (``scoring.review.adjudication``: kappa for two, Krippendorff's alpha for more). The run page's label form is here too (``run_label_post``).
 """
 
 from django import forms
@@ -25,6 +26,7 @@ from scoring.labels import (
     labels_write,
 )
 from scoring.models import LabelKind
+from scoring.review.adjudication import reviewer_agreements
 from scoring.review.queue import queue_for_disagreements
 from web.pages.access import cursor_page, page_render, project_page
 from web.pages.label_forms import LabelForm
@@ -112,15 +114,23 @@ def _config_change(request, project, form):
 
 
 def _gating(policies, found):
-    """``[(dataset name, state, text)]``: does the criterion gate under each dataset's policy?"""
+    """``[(dataset name, state, text)]``: does the criterion gate under each dataset's policy?
+
+    Only a policy naming the criterion among its scorers gates every case on it; another
+    one calls it for the cases whose expectations name it, and the page says so.
+    """
     rows = []
     for policy in policies:
         if policy.judge_min_kappa is None:
-            rows.append((policy.dataset.name, "gates", "gates: the policy sets no judge_min_kappa"))
-            continue
-        reason = advisory_reason(found, min_kappa=policy.judge_min_kappa, min_labels=policy.judge_min_labels)
-        needs = f"needs kappa {policy.judge_min_kappa:.2f} on {policy.judge_min_labels} labels"
-        rows.append((policy.dataset.name, "advisory", reason) if reason else (policy.dataset.name, "gates", needs))
+            state, text = "gates", "gates: the policy sets no judge_min_kappa"
+        else:
+            reason = advisory_reason(found, min_kappa=policy.judge_min_kappa, min_labels=policy.judge_min_labels)
+            needs = f"needs kappa {policy.judge_min_kappa:.2f} on {policy.judge_min_labels} labels"
+            state, text = ("advisory", reason) if reason else ("gates", needs)
+        if found.criterion not in (policy.scorers or []):
+            text = f"not among the policy's scorers: only cases whose expectations name it are judged by it ({text})"
+            state = "not named" if state == "gates" else state
+        rows.append((policy.dataset.name, state, text))
     return rows
 
 
@@ -145,7 +155,8 @@ def agreement_page(request, project):
                 "gating": _gating(policies, found),
             }
         )
-    return page_render(request, "labels/agreement.html", {"criteria": criteria})
+    context = {"criteria": criteria, "reviewers": reviewer_agreements(project=project)}
+    return page_render(request, "labels/agreement.html", context)
 
 
 def run_label_post(request, project, trace):

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from evalsite.errors import DomainError
 from evalsite.models import Role
 from monitors.emails import email_enabled
 from monitors.models import Direction, Metric
@@ -18,6 +17,7 @@ from monitors.selectors import alert_get, alert_list, alert_runs_listed, deliver
 from monitors.services import alert_queue_open, monitor_create, monitor_update
 from monitors.webhooks import monitor_test_message
 from web.pages.access import page_render, project_page
+from web.pages.refusals import refusal
 
 
 def _split(text):
@@ -78,14 +78,10 @@ def _render(request, project, form, status=200):
 def monitors_page(request, project):
     form = MonitorForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form, fields=_FORM_FIELDS) as refused:
             monitor = monitor_create(project=project, data=form.monitor_data())
-        except DomainError as exc:
-            for error in exc.errors or [{"field": None, "message": exc.detail}]:
-                field = error.get("field") or ""
-                name = _FORM_FIELDS.get(field, field.split("[")[0])
-                form.add_error(name if name in form.fields else None, f"{field}: {error['message']}")
-            return _render(request, project, form, status=exc.status)
+        if refused:
+            return _render(request, project, form, status=refused.error.status)
         messages.success(request, f"Monitor {monitor.name} is evaluated every minute.")
         return redirect("monitor", slug=project.slug, monitor_id=monitor.pk)
     return _render(request, project, form, status=400 if form.errors else 200)

@@ -8,10 +8,10 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from evalsite.errors import DomainError
 from evalsite.models import Role
 from online.rules import rule_counts, rule_create, rule_get, rule_list, rule_update
 from web.pages.access import page_render, project_page
+from web.pages.refusals import refusal
 
 
 class RuleForm(forms.Form):
@@ -42,20 +42,17 @@ def _render(request, project, form, status=200):
     return page_render(request, "online/rules.html", context, status=status)
 
 
-_FORM_FIELDS = {"name": "name", "scorers": "scorers", "sample_rate": "sample_rate", "filter.name": "run_name"}
+_FORM_FIELDS = {"filter.name": "run_name"}
 
 
 @project_page(change_role=Role.ADMIN)
 def rules_page(request, project):
     form = RuleForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with refusal(form, fields=_FORM_FIELDS) as refused:
             rule = rule_create(project=project, data=form.rule_data(), user=request.user)
-        except DomainError as exc:
-            for error in exc.errors or [{"field": None, "message": exc.detail}]:
-                field = error.get("field") or ""
-                form.add_error(_FORM_FIELDS.get(field.split("[")[0]), f"{field}: {error['message']}")
-            return _render(request, project, form, status=exc.status)
+        if refused:
+            return _render(request, project, form, status=refused.error.status)
         messages.success(request, f"Rule {rule.name} scores matching runs as they arrive.")
         return redirect("online-rules", slug=project.slug)
     return _render(request, project, form, status=400 if form.errors else 200)

@@ -7,12 +7,12 @@ from the policy's fields as ``gating.policy_fields`` declares them.
 
 from django import forms
 
-from evalsite.errors import DomainError
 from evalsite.models import Role
 from gating.models import PolicyRevision
-from gating.policies import floor_lower, policy_for, policy_update
+from gating.policies import policy_and_floor_update, policy_for
 from gating.policy_fields import POLICY_TABLE
 from gating.revisions import policy_revisions
+from web.pages.refusals import refusal
 
 REVISIONS_SHOWN = 10
 
@@ -86,16 +86,12 @@ def policy_apply(request, dataset, form):
     """Apply a valid ``form`` as the user's revision; the error (with its status) on the form, else ``None``."""
     values = dict(form.cleaned_data)
     reason, floor = values.pop("reason"), values.pop("min_pass_rate")
-    try:
-        policy = policy_update(
-            dataset=dataset, changes=values, reason=reason, user=request.user, source=PolicyRevision.Source.PAGE
-        )
-        if floor != policy.min_pass_rate:
-            floor_lower(policy=policy, new_floor=floor, reason=reason, user=request.user)
-    except DomainError as exc:
-        form.add_error(None, exc.detail)
-        for error in exc.errors:
-            if error.get("field") in form.fields:
-                form.add_error(error["field"], error["message"])
-        return exc.status
-    return None
+    with refusal(form) as refused:
+        policy_and_floor_update(
+            dataset=dataset, changes=values, floor=floor, reason=reason, user=request.user,
+            source=PolicyRevision.Source.PAGE,
+        )  # fmt: skip
+    if not refused:
+        return None
+    form.add_error(None, refused.error.detail)  # what a loosening needs, above the fields it names
+    return refused.error.status

@@ -15,13 +15,20 @@ from django.shortcuts import redirect
 from datasets.cases import case_update
 from datasets.run_selectors import spans_in_tree_order
 from evalsite.errors import DomainError
-from scoring.labels import label_config_list, labels_write
+from scoring.labels import label_config_list
 from scoring.models import QueueFilter, ScoreSource
+from scoring.review.assignment import (
+    is_team_queue,
+    queue_label,
+    queue_may_review,
+    queue_team_create,
+    review_record,
+    team_next,
+)
 from scoring.review.queue import (
     Outcome,
     queue_claim,
     queue_claim_next,
-    queue_filter_create,
     queue_filter_get,
     queue_filter_list,
     queue_first_open,
@@ -47,7 +54,7 @@ def queue_list(request, project):
     form = QueueFilterForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         with refusal(form) as refused:
-            queue = queue_filter_create(project=project, data=form.cleaned_data, by=request.user)
+            queue = queue_team_create(project=project, data=form.cleaned_data, by=request.user)
         if not refused:
             messages.success(request, f"Queue {queue.name} saved.")
             return redirect("queue", slug=project.slug, queue_id=queue.pk)
@@ -62,8 +69,13 @@ def queue_list(request, project):
 @project_page
 def queue_next(request, project, queue_id):
     queue = queue_filter_get(project=project, queue_id=queue_id)
-    if can_curate(request):
-        item = queue_claim_next(queue=queue, user=request.user)
+    assigned = queue_may_review(queue, request.user)
+    if can_curate(request) and assigned:
+        team = is_team_queue(queue)
+        item = team_next(queue=queue, user=request.user) if team else queue_claim_next(queue=queue, user=request.user)
+    elif can_curate(request):
+        item = None
+        messages.info(request, "This queue is assigned to other reviewers.")
     else:
         item = queue_first_open(queue)
     if item is None:
@@ -75,15 +87,16 @@ def queue_next(request, project, queue_id):
 def queue_item(request, project, queue_id, item):
     queue = queue_filter_get(project=project, queue_id=queue_id)
     subject = queue_item_load(queue, item)
-    holder = queue_item_holder(queue, item, request.user)
+    team = is_team_queue(queue)
+    holder = None if team else queue_item_holder(queue, item, request.user)
     if request.method == "POST":
         response = _act(request, queue, subject, holder)
         if response is not None:
             return response
-    elif can_curate(request) and holder is None:
+    elif can_curate(request) and holder is None and not team and queue_may_review(queue, request.user):
         queue_claim(queue=queue, item=item, user=request.user)
     cases = queue.kind == QueueFilter.Kind.CASES_NEEDING_ANSWER
-    context = _case_context(request, subject) if cases else _run_context(request, project, subject)
+    context = _case_context(request, subject) if cases else _run_context(request, project, subject, queue)
     state = queue_item_state(queue, item)
     context.update(
         {
@@ -92,7 +105,8 @@ def queue_item(request, project, queue_id, item):
             "holder": holder,
             "state": state,
             "progress": queue_progress(queue),
-            "previous": queue_previous(queue=queue, user=request.user, before=item),
+            "previous": None if team else queue_previous(queue=queue, user=request.user, before=item),
+            "team": team,
         }
     )
     form_errors = any(f.errors for f in (context.get("label_form"), context.get("case_form")) if f is not None)
@@ -105,18 +119,24 @@ def _act(request, queue, subject, holder):
         messages.error(request, f"{holder.get_username()} is working on this item; take the next one.")
         return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
     action = request.POST.get("action")
+    if action == "skip" and is_team_queue(queue):
+        review_record(queue=queue, item=subject.pk, user=request.user, outcome=Outcome.SKIPPED)
+        messages.success(request, "Skipped.")
+        return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
     if action == "skip":
         return _finish(request, queue, subject.pk, Outcome.SKIPPED, "Skipped.")
     if action == "label" and queue.kind == QueueFilter.Kind.RUNS:
         form = LabelForm(request.POST, configs=label_config_list(project=queue.project, include_archived=False))
         request.label_form = form
         if form.is_valid():
-            author = {"name": request.user.get_username(), "by": "user"}
             with refusal(form) as refused:
-                labels_write(project=queue.project, trace=subject, values=form.values(),
-                             comment=form.cleaned_data["comment"], author=author)  # fmt: skip
+                queue_label(queue=queue, trace=subject, user=request.user, values=form.values(),
+                            comment=form.cleaned_data["comment"])  # fmt: skip
             if refused:
                 return None
+            if is_team_queue(queue):
+                messages.success(request, f"Labelled {subject.trace_id}.")
+                return redirect("queue", slug=queue.project.slug, queue_id=queue.pk)
             return _finish(request, queue, subject.pk, Outcome.LABELLED, f"Labelled {subject.trace_id}.")
         return None
     if action == "expected" and queue.kind == QueueFilter.Kind.CASES_NEEDING_ANSWER:
@@ -158,10 +178,12 @@ def queue_after_capture(request, project, trace, queue_id):
     return _finish(request, queue, trace.pk, Outcome.CAPTURED, "Done in the queue: captured.")
 
 
-def _run_context(request, project, trace):
+def _run_context(request, project, trace, queue):
     configs = label_config_list(project=project, include_archived=False)
     scores, _ = run_scores(trace)
-    mine = LabelForm.current_of(scores, request.user.get_username())
+    me = request.user.get_username()
+    mine = LabelForm.current_of(scores, me)
+    mine_scores = [s for s in scores if s.detail.get("author") == me and s.detail.get("by") == "user"]
     form = getattr(request, "label_form", None)
     form = LabelForm(configs=configs, current=mine) if form is None else form
     case = trace.case
@@ -171,7 +193,8 @@ def _run_context(request, project, trace):
         "trace": trace,
         "tool_spans": [s for s in spans_in_tree_order(trace) if s.kind == "tool"],
         "scores": [s for s in scores if s.source not in (ScoreSource.HUMAN, ScoreSource.FEEDBACK)],
-        "labels": [s for s in scores if s.source == ScoreSource.HUMAN],
+        # Blind review: a reviewer sees their own labels of the run, never the others'.
+        "labels": [s for s in scores if s.source == ScoreSource.HUMAN and (not queue.blind or s in mine_scores)],
         "label_form": form,
         "expected": expected,
         "diff": diff,

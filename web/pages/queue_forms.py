@@ -9,6 +9,7 @@ from django import forms
 from datasets.case_selectors import dataset_list
 from scoring.labels import label_config_list
 from scoring.models import QueueFilter
+from scoring.review.assignment import REVIEWERS_MAX, reviewer_members
 
 
 def _choices(names, empty):
@@ -30,6 +31,17 @@ class QueueFilterForm(forms.Form):
         required=False, max_length=300, label="With end users' feedback", help_text="name:value, e.g. thumbs:false"
     )
 
+    reviewers_per_item = forms.IntegerField(
+        required=False, min_value=1, max_value=REVIEWERS_MAX, initial=1, label="Reviewers per item",
+        help_text="more than 1: each item is labelled by that many reviewers, then agreement is measured",
+    )  # fmt: skip
+    blind = forms.BooleanField(
+        required=False, label="Blind review", help_text="reviewers do not see each other's labels"
+    )
+    assignees = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="none ticked: every reviewer may take items"
+    )
+
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         configs = list(label_config_list(project=project, include_archived=False))
@@ -37,4 +49,5 @@ class QueueFilterForm(forms.Form):
             [d.name for d in dataset_list(project=project, include_archived=False)], "any dataset"
         )
         self.fields["unlabeled"].choices = _choices([c.name for c in configs], "—")
+        self.fields["assignees"].choices = [(n, n) for n in reviewer_members(project=project)]
         self.fields["disagreement"].choices = _choices([c.name for c in configs if c.criterion], "—")

@@ -21,22 +21,23 @@ from evalsite.errors import DomainError
 from web.pages.forms import errors_show
 
 
-def refusal(form=None, *, request=None, prefix=""):
+def refusal(form=None, *, request=None, prefix="", fields=None):
     """Catch a ``DomainError`` of the block: onto ``form``, or as an error message of ``request``.
 
-    ``prefix`` starts the message (``"Case x was not quarantined: "``). The context
-    manager is truthy once refused.
+    ``prefix`` starts the message (``"Case x was not quarantined: "``); ``fields`` maps
+    the service's field names to the form's (``errors_show``). The context manager is
+    truthy once refused.
     """
-    return Refusal(form, request=request, prefix=prefix)
+    return Refusal(form, request=request, prefix=prefix, fields=fields)
 
 
 class Refusal:
     """The context manager of ``refusal``; ``error`` is the domain error it caught, else ``None``."""
 
-    def __init__(self, form=None, *, request=None, prefix=""):
+    def __init__(self, form=None, *, request=None, prefix="", fields=None):
         if (form is None) == (request is None):
             raise TypeError("refusal shows the error on a form or as a message of a request, one of the two")
-        self.form, self.request, self.prefix = form, request, prefix
+        self.form, self.request, self.prefix, self.fields = form, request, prefix, fields
         self.error = None
 
     def __enter__(self):
@@ -47,7 +48,7 @@ class Refusal:
             return False
         self.error = error
         if self.form is not None:
-            errors_show(self.form, error)
+            errors_show(self.form, error, self.fields)
         else:
             messages.error(self.request, f"{self.prefix}{error.detail}")
         return True

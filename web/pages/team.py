@@ -20,13 +20,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evalsite import team
-from evalsite.errors import Conflict, Invalid, NotFound
+from evalsite.errors import Invalid, NotFound
 from evalsite.models import Role
 from evalsite.scopes import DEFAULT_SCOPES, SCOPE_HELP
 from evalsite.selectors import team_of
 from lifecycle.exports import exports_recent
 from lifecycle.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
+from web.pages.refusals import refusal
 
 AUDIT_SHOWN = 100
 
@@ -59,10 +60,10 @@ def _settings_render(request, project, *, status=200, **extra):
 
 def _change(request, project, change, success):
     """Run ``change()``; on success redirect with ``success``, else the page with the error."""
-    try:
+    with refusal(request=request) as refused:
         result = change()
-    except (Invalid, Conflict) as exc:
-        return _settings_render(request, project, status=exc.status, error=exc.detail)
+    if refused:
+        return _settings_render(request, project, status=refused.error.status)
     messages.success(request, success(result) if callable(success) else success)
     return redirect("project-settings", slug=project.slug)
 
@@ -75,12 +76,12 @@ def settings_page(request, project):
 @require_POST
 @admin_page
 def key_create(request, project):
-    try:
+    with refusal(request=request) as refused:
         key, full_key = team.key_issue(
             project=project, actor=request.user, name=request.POST.get("name"), scopes=request.POST.getlist("scopes")
         )
-    except Invalid as exc:
-        return _settings_render(request, project, status=400, error=exc.detail)
+    if refused:
+        return _settings_render(request, project, status=refused.error.status)
     return _settings_render(request, project, status=201, new_key=full_key, new_key_name=key.name)
 
 
@@ -120,12 +121,12 @@ def member_update(request, project, membership_id):
 @admin_page
 def invitation_create(request, project):
     post = request.POST
-    try:
+    with refusal(request=request) as refused:
         invitation, token = team.invitation_create(
             project=project, actor=request.user, email=post.get("email"), role=post.get("role")
         )
-    except Invalid as exc:
-        return _settings_render(request, project, status=400, error=exc.detail)
+    if refused:
+        return _settings_render(request, project, status=refused.error.status)
     link = request.build_absolute_uri(reverse("invitation", args=[token]))
     return _settings_render(request, project, status=201, invite_link=link, invite=invitation)
 

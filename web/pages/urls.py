@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from web.pages import (
+    adjudication,
     compare,
     datasets,
     experiments,
@@ -47,6 +48,7 @@ project_patterns = [
     path("queue/", queue.queue_list, name="queue-list"),
     path("queue/<int:queue_id>/", queue.queue_next, name="queue"),
     path("queue/<int:queue_id>/items/<int:item>/", queue.queue_item, name="queue-item"),
+    path("queue/<int:queue_id>/adjudication/", adjudication.queue_adjudication, name="queue-adjudication"),
     path("labels/", labels.labels_page, name="labels"),
     path("agreement/", labels.agreement_page, name="agreement"),
     path("experiments/", experiments.experiments_page, name="experiments"),

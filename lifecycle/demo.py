@@ -5,13 +5,20 @@ dataset ``reservo`` from ``examples/reservo/golden_cases.jsonl``; experiment ``v
 (every case's own script) gated and recorded as the baseline; experiment ``v2`` where
 ``quote_focus_pro_3h`` books instead of quoting (the seed's regression) gated against
 it. The dashboard, the gate run pages and the compare page then show real evidence.
+``demo_create`` makes the whole demo at once: the admin user, the project, its key and
+the data, or nothing.
 """
+
+from django.db import transaction
 
 from datasets.case_selectors import case_list
 from datasets.cases import dataset_create
 from datasets.ingestion import traces_ingest
 from datasets.jsonl import cases_import
 from evalgate import Tracer
+from evalsite.models import Role
+from evalsite.projects import api_key_create, membership_set, project_create, superuser_set
+from evalsite.scopes import ADMIN
 from examples.reservo import GOLDEN_CASES_PATH, load_script
 from examples.reservo.tracing import case_trace
 from gating.evaluation import gate_request
@@ -45,3 +52,17 @@ def demo_data_load(*, project, user=None):
             )
         )
     return gate_runs
+
+
+@transaction.atomic
+def demo_create(*, slug, name, username, password, project=None):
+    """The demo in ``project`` (made as ``slug`` if ``None``): ``username`` an admin with ``password``, a full key.
+
+    Returns ``(project, full_key)``; on any error nothing is kept.
+    """
+    user = superuser_set(username=username, email=f"{username}@localhost", password=password)
+    project = project or project_create(slug=slug, name=name)
+    membership_set(user=user, project=project, role=Role.ADMIN)
+    _, full_key = api_key_create(project=project, name="demo", created_by=user, scopes=[ADMIN])
+    demo_data_load(project=project, user=user)
+    return project, full_key

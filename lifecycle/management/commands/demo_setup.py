@@ -2,14 +2,10 @@ import json
 import secrets
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
-from evalsite.models import Project, Role
-from evalsite.projects import api_key_create, membership_set, project_create
-from evalsite.scopes import ADMIN
-from web.demo import demo_data_load
+from evalsite.selectors import project_find
+from lifecycle.demo import demo_create
 
 DEMO_SLUG = "reservo"
 
@@ -23,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args, url, **options):
         path = settings.VAR_DIR / "demo.json"
         demo = json.loads(path.read_text()) if path.exists() else None
-        project = Project.objects.filter(slug=DEMO_SLUG).first()
+        project = project_find(DEMO_SLUG)
         if demo is None or project is None:
             demo = self._create(project)
             path.write_text(json.dumps(demo, indent=2))
@@ -42,16 +38,9 @@ class Command(BaseCommand):
             )
         )
 
-    @transaction.atomic
     def _create(self, project):
-        User = get_user_model()  # noqa: N806
         password = secrets.token_urlsafe(12)
-        user = User.objects.filter(username="admin").first() or User(username="admin", email="admin@localhost")
-        user.is_staff = user.is_superuser = True
-        user.set_password(password)
-        user.save()
-        project = project or project_create(slug=DEMO_SLUG, name="Reservo (demo)")
-        membership_set(user=user, project=project, role=Role.ADMIN)
-        _, full_key = api_key_create(project=project, name="demo", created_by=user, scopes=[ADMIN])
-        demo_data_load(project=project, user=user)
-        return {"username": user.username, "password": password, "project": project.slug, "api_key": full_key}
+        project, full_key = demo_create(
+            slug=DEMO_SLUG, name="Reservo (demo)", username="admin", password=password, project=project
+        )
+        return {"username": "admin", "password": password, "project": project.slug, "api_key": full_key}
