@@ -157,6 +157,12 @@ EVALSITE_JUDGE_PASS_MAX_RUNS = env_int("EVALSITE_JUDGE_PASS_MAX_RUNS", 10_000, m
 EVALSITE_ARCHIVE_MAX_MEMBER_BYTES = env_int("EVALSITE_ARCHIVE_MAX_MEMBER_BYTES", 512 * 1024 * 1024, minimum=1024)
 EVALSITE_ARCHIVE_MAX_TOTAL_BYTES = env_int("EVALSITE_ARCHIVE_MAX_TOTAL_BYTES", 1024 * 1024 * 1024, minimum=1024)
 EVALSITE_ARCHIVE_MAX_RATIO = env_int("EVALSITE_ARCHIVE_MAX_RATIO", 200, minimum=2)
+# Project exports written by workers (lifecycle.exports): the directory of the files, the
+# hours a finished file is kept before the sweep removes it, and how many times a job
+# whose worker died is sent again before it is failed.
+EVALSITE_EXPORT_DIR = Path(env_str("EVALSITE_EXPORT_DIR") or VAR_DIR / "exports")
+EVALSITE_EXPORT_RETENTION_HOURS = env_int("EVALSITE_EXPORT_RETENTION_HOURS", 72, minimum=1)
+EVALSITE_EXPORT_MAX_ATTEMPTS = env_int("EVALSITE_EXPORT_MAX_ATTEMPTS", 3, minimum=1, maximum=20)
 # Whether the server's own calls (the judge) may go to loopback and private addresses
 # (checks.outbound): on by default for the embedded setup, where the judge often runs on
 # the same host; off by default in production (docs/deploy.md). Link-local and cloud

@@ -27,8 +27,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.cluster import AgglomerativeClustering
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+# scikit-learn is imported where it is used, not here: it is the largest part of what a
+# worker imports when it starts (1.2 of 3.5 s of CPU on the benchmarks' machine), every
+# worker imports this module, and only a build of the failure groups needs it. A worker
+# restarted by `serve` is ready that much sooner (BENCHMARKS.md, the soak).
 
 # Inputs of one group are at least this similar (cosine of TF-IDF vectors) to its centroid.
 SIMILARITY = 0.3
@@ -123,6 +126,8 @@ def input_text(value):
 
 
 def _vectorizer(vocabulary=None):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(
         token_pattern=TOKEN_PATTERN,
         sublinear_tf=True,
@@ -136,6 +141,8 @@ def _cluster_sample(matrix):
     """Labels of the rows of a small dense matrix by average-linkage clustering on cosine distance."""
     if matrix.shape[0] == 1:
         return np.zeros(1, dtype=int)
+    from sklearn.cluster import AgglomerativeClustering
+
     clustering = AgglomerativeClustering(
         n_clusters=None, metric="cosine", linkage="average", distance_threshold=1 - SIMILARITY
     )
@@ -233,6 +240,8 @@ def _representatives(ranked):
 
 
 def group_of(signature, runs, centroid, representatives):
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
     label = ", ".join([t for t in centroid if t not in ENGLISH_STOP_WORDS][:4])
     return Group(signature, [r.key for r in runs], centroid, representatives, _reasons(runs), label)
 

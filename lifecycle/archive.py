@@ -48,6 +48,7 @@ VERSION = 1
 SPAN_FIELDS = ("input", "output", "status", "error", "latency_ms", "model", "usage", "attributes")
 SCORE_FIELDS = ("scorer", "scorer_version", "config_hash", "config", "value", "passed", "reason", "detail", "source")
 RUN_BATCH = 500
+SCORE_BATCH = 2000
 
 
 def _line(value):
@@ -64,10 +65,20 @@ def _plain(value):
 
 
 def project_export(project):
-    """The archive's bytes."""
+    """The archive's bytes (small projects and tests; a worker writes a file: ``project_export_write``)."""
     buffer = io.BytesIO()
+    project_export_write(project, buffer)
+    return buffer.getvalue()
+
+
+def project_export_write(project, out, progress=None):
+    """Write the archive to the binary file ``out``, streaming; returns the counts per kind.
+
+    ``progress(kind, written)`` is called every ``RUN_BATCH`` runs and every 2,000
+    scores (``kind`` ``"runs"`` or ``"scores"``) and once at the end of each.
+    """
     counts = {}
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, lines in (
             ("datasets.jsonl", _datasets_lines(project)),
             ("experiments.jsonl", _experiments_lines(project)),
@@ -75,15 +86,29 @@ def project_export(project):
             ("runs.jsonl", _runs_lines(project)),
             ("scores.jsonl", _scores_lines(project)),
         ):
-            with archive.open(name, "w") as out:
-                counts[name.removesuffix(".jsonl")] = sum(out.write(line) > 0 for line in lines)
+            kind = name.removesuffix(".jsonl")
+            with archive.open(name, "w", force_zip64=True) as member:
+                counts[kind] = _member_write(member, lines, kind, progress)
         manifest = {
             "format": FORMAT, "version": VERSION, "counts": counts,
             "project": {"slug": project.slug, "name": project.name, "quota_per_minute": project.quota_per_minute,
                         "retention_days": project.retention_days},
         }  # fmt: skip
         archive.writestr("manifest.json", orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-    return buffer.getvalue()
+    return counts
+
+
+def _member_write(member, lines, kind, progress):
+    every = RUN_BATCH if kind == "runs" else SCORE_BATCH
+    written = 0
+    for line in lines:
+        member.write(line)
+        written += 1
+        if progress and written % every == 0:
+            progress(kind, written)
+    if progress and kind in ("runs", "scores"):
+        progress(kind, written)
+    return written
 
 
 def _datasets_lines(project):
@@ -108,9 +133,11 @@ def _cases_lines(project):
 
 
 def _runs_lines(project):
+    """Every run with its spans, ``RUN_BATCH`` at a time by id (no OFFSET: each batch costs the same)."""
     traces = Trace.objects.filter(project=project).select_related("experiment", "case__dataset").order_by("id")
-    for start in range(0, traces.count(), RUN_BATCH):
-        batch = list(traces[start : start + RUN_BATCH])
+    last = 0
+    while batch := list(traces.filter(id__gt=last)[:RUN_BATCH]):
+        last = batch[-1].pk
         spans = {}
         for span in Span.objects.filter(trace__in=batch).order_by("trace_id", "position", "id"):
             spans.setdefault(span.trace_id, []).append(_span_payload(span))
@@ -145,7 +172,7 @@ def _span_payload(span):
 
 def _scores_lines(project):
     scores = scores_with_config(Score.objects.filter(project=project)).select_related("trace").order_by("id")
-    for score in scores.iterator(chunk_size=2000):
+    for score in scores.iterator(chunk_size=SCORE_BATCH):
         row = {"trace_id": score.trace.trace_id, **{f: getattr(score, f) for f in SCORE_FIELDS}}
         row["stale"] = score.run_revision < score.trace.revision
         yield _line(row)

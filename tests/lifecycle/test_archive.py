@@ -14,6 +14,8 @@ from evalsite.models import Project
 from gating.evaluation import gate_request
 from gating.models import GatePolicy
 from lifecycle.archive import project_export, project_import
+from lifecycle.exports import export_run
+from lifecycle.models import ProjectExport
 from scoring.models import Score
 from tests.factories import run_payload
 
@@ -133,17 +135,28 @@ def test_an_archive_whose_own_slug_is_bad_is_refused_naming_the_slug(acme):
     assert Project.objects.count() == projects
 
 
-def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path):
+def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path, settings):
+    settings.EVALSITE_EXPORT_DIR = tmp_path / "exports"
     call_command("export_project", "acme", "-o", str(tmp_path / "acme.zip"))
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["acme.zip"]  # no temporary file left
     call_command("import_project", str(tmp_path / "acme.zip"), "--slug", "moved")
     assert _counts(Project.objects.get(slug="moved")) == _counts(acme)
     admin, viewer = Client(), Client()
     admin.force_login(actors.alice)
     viewer.force_login(actors.victor)
-    response = admin.get("/p/acme/settings/export.zip")
+    assert viewer.post("/p/acme/settings/exports/").status_code == 403
+    assert admin.get("/p/acme/settings/exports/").status_code == 405  # asking for an export is a POST
+    # In this test's transaction the commit never comes, so no task is sent: the test runs the job.
+    assert admin.post("/p/acme/settings/exports/").status_code == 302
+    [job] = ProjectExport.objects.filter(project=acme)
+    assert export_run(job.pk) == "done"  # what the worker runs
+    page = admin.get("/p/acme/settings/").content.decode()
+    assert f'href="/p/acme/settings/exports/{job.pk}.zip"' in page
+    response = admin.get(f"/p/acme/settings/exports/{job.pk}.zip")
     assert (response.status_code, response["Content-Type"]) == (200, "application/zip")
-    assert zipfile.ZipFile(io.BytesIO(response.content)).read("manifest.json")
-    assert viewer.get("/p/acme/settings/export.zip").status_code == 403
+    body = b"".join(response.streaming_content)
+    assert zipfile.ZipFile(io.BytesIO(body)).read("manifest.json")
+    assert viewer.get(f"/p/acme/settings/exports/{job.pk}.zip").status_code == 403
 
 
 def test_a_member_that_inflates_like_a_zip_bomb_is_refused_before_it_is_read_whole(acme):

@@ -11,10 +11,10 @@ The invitation link (``/invite/<token>/``) works without e-mail: the admin copie
 Whoever opens it logs in, or creates an account there, and joins with the invited role.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
-from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -24,7 +24,7 @@ from evalsite.errors import Invalid, NotFound
 from evalsite.models import Role
 from evalsite.scopes import DEFAULT_SCOPES, SCOPE_HELP
 from evalsite.selectors import team_of
-from lifecycle.archive import project_export
+from lifecycle.exports import exports_recent
 from lifecycle.retention import retention_summary
 from web.pages.access import forbidden, page_render, project_page
 from web.pages.refusals import refusal
@@ -51,6 +51,8 @@ def _settings_render(request, project, *, status=200, **extra):
         "scope_choices": list(SCOPE_HELP.items()),
         "default_scopes": DEFAULT_SCOPES,
         "retention": retention_summary(project),
+        "exports": exports_recent(project=project),
+        "export_retention_hours": settings.EVALSITE_EXPORT_RETENTION_HOURS,
         **extra,
     }
     return page_render(request, "team/settings.html", context, status=status)
@@ -159,13 +161,6 @@ def feedback_origins_update(request, project):
     value = request.POST.get("feedback_origins")
     change = lambda: team.feedback_origins_set(project=project, actor=request.user, origins=value)  # noqa: E731
     return _change(request, project, change, "The feedback origins were saved.")
-
-
-@admin_page
-def project_download(request, project):
-    response = HttpResponse(project_export(project), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}.zip"'
-    return response
 
 
 def invitation_page(request, token):

@@ -11,6 +11,7 @@ from web.pages import (
     compare,
     datasets,
     experiments,
+    exports,
     gates,
     harvest,
     home,
@@ -79,7 +80,8 @@ project_patterns = [
     path("online-rules/<int:rule_id>/pause/", online.rule_pause, name="online-rule-pause"),
     path("settings/retention/", team.retention_update, name="retention-update"),
     path("settings/feedback-origins/", team.feedback_origins_update, name="feedback-origins-update"),
-    path("settings/export.zip", team.project_download, name="project-export"),
+    path("settings/exports/", exports.export_start, name="project-export"),
+    path("settings/exports/<int:export_id>.zip", exports.export_page_download, name="project-export-download"),
 ]
 
 urlpatterns = [
