@@ -36,10 +36,11 @@ def env_int(name, default, *, minimum=None, maximum=None):
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer; got {raw!r}.") from None
+    text = raw.strip()
+    # int() also reads "١٢", "1_000" and "+5": a setting is written in ASCII digits.
+    if not (text.isascii() and text.removeprefix("-").isdigit()):
+        raise ImproperlyConfigured(f"{name} must be an integer in ASCII digits; got {raw!r}.")
+    value = int(text)
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}; got {value}.")
     if maximum is not None and value > maximum:

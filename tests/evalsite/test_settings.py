@@ -23,9 +23,12 @@ def test_it_refuses_an_integer_out_of_range_naming_the_variable(monkeypatch):
     monkeypatch.setenv("EVALSITE_MAX_BATCH", "0")
     with pytest.raises(ImproperlyConfigured, match="EVALSITE_MAX_BATCH must be at least 1"):
         env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
-    monkeypatch.setenv("EVALSITE_MAX_BATCH", "lots")
-    with pytest.raises(ImproperlyConfigured, match="EVALSITE_MAX_BATCH must be an integer"):
-        env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
+    for text in ("lots", "١٢", "1_000", "2.5"):
+        monkeypatch.setenv("EVALSITE_MAX_BATCH", text)
+        with pytest.raises(ImproperlyConfigured, match="EVALSITE_MAX_BATCH must be an integer in ASCII digits"):
+            env_int("EVALSITE_MAX_BATCH", 1000, minimum=1)
+    monkeypatch.setenv("EVALSITE_MAX_BATCH", " 250 ")
+    assert env_int("EVALSITE_MAX_BATCH", 1000, minimum=1) == 250
 
 
 def test_it_parses_a_postgresql_url():
