@@ -10,7 +10,7 @@ removed after ``EVALSITE_EXPORT_RETENTION_HOURS``).
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -24,11 +24,13 @@ from lifecycle.exports import export_file, export_get, export_request, exports_r
 from web.api.openapi import problem_responses
 
 
+@extend_schema_field(OpenApiTypes.STR)
 class _ExportUrl(serializers.Field):
     def to_representation(self, pk):
         return reverse("api-export", args=[pk])
 
 
+@extend_schema_field({"type": "string", "nullable": True})
 class _DownloadUrl(serializers.Field):
     def to_representation(self, job):
         return reverse("api-export-download", args=[job.pk]) if job.status == "done" else None
