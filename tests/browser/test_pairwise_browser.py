@@ -5,6 +5,7 @@ drop; every page fits 390 px and 1440 px and passes axe-core (no serious or crit
 
 import pytest
 
+from datasets.models import GoldenCase
 from scoring.models import PairwiseJudgement
 from tests.base import actors_create
 from tests.browser.conftest import axe_violations, log_in, overflow_px
@@ -14,12 +15,15 @@ pytestmark = pytest.mark.browser
 
 COMPARE = "/p/acme/experiments/compare/?base=v1&candidate=v2"
 PAIRWISE = "/p/acme/experiments/pairwise/?base=v1&candidate=v2"
+LONG_NAME = "bread_sourdough_wholegrain_seeded_rye_loaf_800g_sliced"
 
 
 @pytest.fixture
 def larder(transactional_db):
     actors = actors_create()
     larder_create(actors, tools={("v2", "milk"): "order_all"})
+    # One case named as one long word, as generated names are: it must not widen a phone's page.
+    GoldenCase.objects.filter(name="bread").update(name=LONG_NAME)
     for experiment in ("v1", "v2"):
         response = actors.api().post("/v1/api/gate", {"dataset": "larder", "experiment": experiment}, format="json")
         assert response.status_code == 200, response.content
@@ -58,7 +62,7 @@ def test_a_reviewer_judges_three_cases_by_key_and_the_compare_page_shows_the_fig
     assert page.locator("#pairwise-done").is_visible()
     verdicts = {(j.case.name, j.verdict) for j in PairwiseJudgement.objects.select_related("case")}
     # Stored in the pair's one order (v1 first): "candidate better" on bread is v1 worse.
-    assert verdicts == {("bread", "worse"), ("eggs", "tie"), ("milk", "better")}
+    assert verdicts == {(LONG_NAME, "worse"), ("eggs", "tie"), ("milk", "better")}
     page.get_by_role("link", name="Back to the comparison").click()
     summary = page.locator(".pairwise-summary")
     assert "Judgements\n3" in summary.inner_text() or "Judgements 3" in summary.inner_text().replace("\n", " ")
