@@ -155,7 +155,7 @@ def test_the_form_takes_recipients_and_the_test_button_mails_them(actors):
                 "min_runs": "30", "email_recipients": "oncall@example.com\nbad@"}  # fmt: skip
         refused = alice.post("/p/acme/monitors/", form)
         assert (
-            refused.status_code == 400 and "email_recipients[1]: is not an e-mail address" in refused.content.decode()
+            refused.status_code == 400 and "item 2: is not an e-mail address" in refused.content.decode()
         )
         alice.post("/p/acme/monitors/", {**form, "email_recipients": "oncall@example.com"})
         monitor = Monitor.objects.get(name="q")

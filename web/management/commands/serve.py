@@ -1,3 +1,4 @@
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -123,7 +124,9 @@ def _stop_all(processes):
         try:
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            process.kill()
+            # The whole group: a worker killed alone would leave its pool's children behind.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
 
 
