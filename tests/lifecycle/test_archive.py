@@ -149,6 +149,9 @@ def test_the_commands_and_the_admins_download_round_trip(acme, actors, tmp_path,
     # In this test's transaction the commit never comes, so no task is sent: the test runs the job.
     assert admin.post("/p/acme/settings/exports/").status_code == 302
     [job] = ProjectExport.objects.filter(project=acme)
+    early = admin.get(f"/p/acme/settings/exports/{job.pk}.zip", follow=True)
+    assert early.redirect_chain[0][0].endswith("/p/acme/settings/#exports-heading")
+    assert any(str(m).startswith(f"Export {job.pk} cannot be downloaded: ") for m in early.context["messages"])
     assert export_run(job.pk) == "done"  # what the worker runs
     page = admin.get("/p/acme/settings/").content.decode()
     assert f'href="/p/acme/settings/exports/{job.pk}.zip"' in page

@@ -11,9 +11,9 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evalsite.errors import Conflict, NotFound
 from lifecycle.exports import export_get, export_request
 from web.api.exports import export_download
+from web.pages.refusals import refusal
 from web.pages.team import admin_page
 
 
@@ -31,8 +31,6 @@ def export_start(request, project):
 
 @admin_page
 def export_page_download(request, project, export_id):
-    try:
+    with refusal(request=request, prefix=f"Export {export_id} cannot be downloaded: "):
         return export_download(export_get(project=project, export_id=export_id))
-    except (Conflict, NotFound) as exc:
-        messages.error(request, exc.detail)
-        return _back(project)
+    return _back(project)  # refused (not ready, failed, removed): the settings page says why
