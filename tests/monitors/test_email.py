@@ -154,9 +154,7 @@ def test_the_form_takes_recipients_and_the_test_button_mails_them(actors):
         form = {"name": "q", "metric": "pass_rate", "scorer": "quality", "target": "0.9", "window_minutes": "60",
                 "min_runs": "30", "email_recipients": "oncall@example.com\nbad@"}  # fmt: skip
         refused = alice.post("/p/acme/monitors/", form)
-        assert (
-            refused.status_code == 400 and "item 2: is not an e-mail address" in refused.content.decode()
-        )
+        assert refused.status_code == 400 and "item 2: is not an e-mail address" in refused.content.decode()
         alice.post("/p/acme/monitors/", {**form, "email_recipients": "oncall@example.com"})
         monitor = Monitor.objects.get(name="q")
         assert monitor.email_recipients == ["oncall@example.com"]
