@@ -81,6 +81,6 @@ def test_a_reviewer_quarantines_a_case_with_a_reason_and_releases_it(actors, dat
     bob.post(page, {"action": "quarantine", "quarantine_reason": "supplier list changes this week"})
     case.refresh_from_db()
     assert (case.quarantined, case.quarantine_reason) == (True, "supplier list changes this week")
-    bob.post(page, {"action": "release"})
+    bob.post(page, {"action": "release", "release_reason": "the supplier list is fixed"})
     assert not GoldenCase.objects.get(pk=case.pk).quarantined
     assert _client(actors.victor).post(page, {"action": "release"}).status_code == 403
