@@ -141,7 +141,11 @@ def test_ctrl_c_with_a_pass_running_stops_everything_within_10_s_and_the_pass_co
                     gone[pid] = time.monotonic() - started
             return serve.poll() is not None and len(gone) == len(seen)
 
-        wait_for(all_gone, timeout=30, interval=0.05, what="every process to exit")
+        try:
+            wait_for(all_gone, timeout=30, interval=0.05, what="every process to exit")
+        except AssertionError as timed_out:
+            left = [names[pid] for pid in seen if pid not in gone] + ([] if serve.poll() is not None else ["serve"])
+            raise AssertionError(f"{timed_out}; still running: {left}") from None
         took = time.monotonic() - started
         exits = "\n".join(f"{gone[pid]:.1f} s {names[pid]}" for pid in seen)
         log.flush()

@@ -124,10 +124,12 @@ def _stop_all(processes):
         try:
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            # The whole group: a worker killed alone would leave its pool's children behind.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            process.kill()
             process.wait()
+        # What is left of its process group: a worker's pool children, which a cold
+        # shutdown does not wait for and which outlive it on a loaded machine.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _interrupt(signum, frame):
