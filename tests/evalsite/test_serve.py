@@ -21,12 +21,14 @@ def _alive(pid):
     return state != "Z"
 
 
-def _serve(port, tmp_path, *, env=None, own_session=False, log_name="serve.log"):
+def _serve(port, tmp_path, *, env=None, own_session=False, log_name="serve.log", sigint_ignored=False):
     log = open(tmp_path / log_name, "w")  # noqa: SIM115 - closed by the caller
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--web-workers", "1"],
         cwd=ROOT, env=child_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=own_session,  # a terminal of its own: Ctrl-C reaches every process in it
+        # As a shell starts a background job (`make run &`): SIGINT ignored on the way in.
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )  # fmt: skip
     return serve, log
 
@@ -62,6 +64,19 @@ def test_serve_starts_the_web_server_a_worker_and_beat_and_sigterm_stops_them_al
         wait_for(lambda: not any(_alive(pid) for pid in web_and_worker), timeout=10, what="all to exit")
     finally:
         _cleaned_up(serve, web_and_worker, log)
+
+
+def test_ctrl_c_stops_serve_even_when_it_was_started_with_sigint_ignored(transactional_db, tmp_path):
+    serve, log = _serve(free_port(), tmp_path, own_session=True, sigint_ignored=True)
+    children = []
+    try:
+        wait_for(lambda: len(children_of(serve.pid)) == 3, timeout=30, what="the web, worker and beat processes")
+        children = children_of(serve.pid)
+        os.killpg(serve.pid, signal.SIGINT)
+        serve.wait(timeout=30)
+        wait_for(lambda: not any(_alive(pid) for pid in children), timeout=10, what="all to exit")
+    finally:
+        _cleaned_up(serve, children, log)
 
 
 def test_serve_killed_outright_leaves_no_web_server_worker_or_beat_behind(transactional_db, tmp_path):

@@ -32,8 +32,11 @@ class Command(BaseCommand):
             # Beat sends the monitors' evaluation every minute (docs/monitors.md).
             "beat": [python, "-m", "celery", "-A", "evalsite", "beat", "--loglevel", "INFO"],
         }  # fmt: skip
-        # SIGTERM (docker stop, systemd, kill) stops them all, as Ctrl-C does.
+        # SIGTERM (docker stop, systemd, kill) stops them all, as Ctrl-C does. SIGINT is
+        # Python's own KeyboardInterrupt again, even when serve was started with it ignored
+        # (by a shell's background job, or a parent that ignores it).
         signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         stop_with_us = _stopped_with_parent(os.getpid())
 
         def start(name):
