@@ -34,6 +34,22 @@ def artifacts_dir():
 
 
 @pytest.fixture
+def browser(live_server, monkeypatch):
+    """Chromium itself, for a test that opens several contexts (two reviewers at once)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"Chromium is not installed at {CHROMIUM}: `apt-get install -y chromium`.")
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
 def page(live_server, monkeypatch):
     """A fresh Chromium page; ``page.base_url`` is the live server's URL."""
     if not CHROMIUM.exists():

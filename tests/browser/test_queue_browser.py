@@ -17,7 +17,7 @@ from scoring.labels import label_config_create, label_configs_for_criteria, labe
 from scoring.models import QueueItem, Score, ScoreSource
 from scoring.review.queue import queue_filter_create
 from tests.base import actors_create
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, log_in
+from tests.browser.conftest import log_in
 from tests.factories import trace_create
 
 pytestmark = pytest.mark.browser
@@ -45,21 +45,6 @@ def acme(transactional_db):
     GoldenCase.objects.create(dataset=dataset, name="needs_answer", input="¿Y la Boardroom?")
     actors.queue = queue_filter_create(project=actors.acme, data={"name": "reservo runs", "dataset": "reservo"})
     return actors
-
-
-@pytest.fixture
-def browser(live_server, monkeypatch):
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: `apt-get install -y chromium`.")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _session(browser, live_server, username, path, width=1280):

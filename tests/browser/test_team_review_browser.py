@@ -15,7 +15,7 @@ from scoring.labels import label_config_create
 from scoring.review.adjudication import reference_label
 from scoring.review.assignment import queue_team_create
 from tests.base import actors_create, user_create
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, axe_violations, log_in, overflow_px
+from tests.browser.conftest import axe_violations, log_in, overflow_px
 from tests.factories import trace_create
 
 pytestmark = pytest.mark.browser
@@ -39,21 +39,6 @@ def team(transactional_db):
         data={"name": "pair review", "reviewers_per_item": 2, "blind": True, "assignees": ["bob", "dana"]},
     )
     return actors
-
-
-@pytest.fixture
-def browser(live_server, monkeypatch):
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: `apt-get install -y chromium`.")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _session(browser, live_server, username, width):
