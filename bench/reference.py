@@ -19,10 +19,13 @@ In one run, on a fresh PostgreSQL database, this measures:
   no row (``bench.worker_storing_nothing``): the ceiling any storage of scores leaves;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop
   (the two in turns, at least five rounds);
-- the gate: N cases with every score present, and a 50-case gate (p95 of 20 calls);
+- the gate: N cases with every score present, in process and through HTTP (a gunicorn
+  server of one process and one thread: ``POST /v1/api/gate`` three times, its answer's
+  size, and every page of cases after it), and a 50-case gate (p95 of 20 calls);
 - compare: two experiments of ``--compare-runs`` runs x 10 scorers, flipped cases included,
-  from the score summaries (after building them, as a pass does when it ends) and from
-  the scores (as right after a change drops a summary);
+  from the score summaries (after building them, as a pass does when it ends), after a
+  gate's small write into the candidate (which extends its summary rather than dropping
+  it), and from the scores (as right after a change drops a summary);
 - a cProfile top 10 of one pass run in this process.
 
     .venv/bin/python bench/reference.py [--traces 10000] [--compare-runs 100000] [--write] [--only gate|compare]
@@ -205,7 +208,7 @@ def engine_measure(project, requests, reps, workloads, traces):
 
 
 def gate_measure(project, traces, small, calls):
-    from bench.gate import gate_time
+    from bench.gate import gate_time, http_measure
     from datasets.ingestion import traces_ingest
     from datasets.models import Dataset
 
@@ -213,6 +216,7 @@ def gate_measure(project, traces, small, calls):
     first, gate_run = gate_time(project, dataset, EXPERIMENT)
     again, _ = gate_time(project, dataset, EXPERIMENT)
     answer = len(json.dumps(gate_run.result))
+    http = http_measure(project, dataset, EXPERIMENT, 3)
     data.cases_create(project, "small", traces[:small])
     for body in data.payloads(traces[:small], "small", "small", prefix="small-"):
         traces_ingest(project=project, payload=body)
@@ -221,7 +225,7 @@ def gate_measure(project, traces, small, calls):
     _checkpoint()
     timings = sorted(gate_time(project, small_dataset, "small")[0] for _ in range(calls))
     return {
-        "cases": len(traces), "first_s": first, "again_s": again, "answer_bytes": answer,
+        "cases": len(traces), "first_s": first, "again_s": again, "answer_bytes": answer, "http": http,
         "verdict": f"{gate_run.verdict} {gate_run.passed_cases}/{gate_run.total_cases}",
         "small": small, "small_p95_s": timings[int(0.95 * (len(timings) - 1))], "small_max_s": timings[-1],
     }  # fmt: skip
@@ -243,10 +247,11 @@ def _checkpoint():
 
 
 def compare_measure(project, runs, reps):
-    """Compare from the summaries a pass leaves, and from the scores (a summary dropped by a change)."""
+    """Compare from the summaries a pass leaves, from the scores (a summary dropped by a change),
+    and from summaries kept through a small write (a gate's) instead of dropped by it."""
     from django.db import connection
 
-    from scoring.passes.summaries import summaries_build
+    from scoring.passes.summaries import summaries_build, summaries_stats
 
     scorers = list(data.CHECK_SCORERS)  # ten score columns per run, named after the checks
     base = data.compare_side(project, "compare-base", runs, scorers, 0.9)
@@ -257,15 +262,55 @@ def compare_measure(project, runs, reps):
     summaries_build([base.pk, candidate.pk])  # as the passes that wrote the scores do when they end
     build = time.perf_counter() - started
     summarized = _compare_timed(base, candidate, reps)
+    written = _small_write(project, candidate, 50)
+    if set(summaries_stats([base.pk, candidate.pk])) != {base.pk, candidate.pk}:
+        raise SystemExit("a small write dropped the summary instead of extending it")
+    kept = _compare_timed(base, candidate, reps)
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM scoring_score_summary")  # as any change to the scores does
+        cursor.execute("DELETE FROM scoring_score_summary")  # as any other change to the scores does
     from_scores = _compare_timed(base, candidate, reps)
-    assert summarized[1] == from_scores[1], "compare differs between the summaries and the scores"
+    assert kept[1] == from_scores[1], "compare differs between the kept summaries and the scores"
     flipped = summarized[1]["flipped"]
     return {
         "runs": runs, "scores": runs * len(scorers) * 2, "median_s": summarized[0], "from_scores_s": from_scores[0],
         "build_s": build, "flips": flipped["pass_to_fail_count"] + flipped["fail_to_pass_count"],
+        "small_write_s": written, "kept_s": kept[0],
     }  # fmt: skip
+
+
+def _small_write(project, experiment, count):
+    """Seconds to write one new score on each of ``count`` runs of ``experiment`` through the
+    scoring writer, as a gate does (its summary kept)."""
+    from django.db import transaction
+
+    from checks.scorers import Result
+    from datasets.models import Trace
+    from scoring.pipeline.engine import Outcome
+    from scoring.pipeline.loading import runs_load
+    from scoring.pipeline.writer import outcomes_write
+
+    pks = list(Trace.objects.filter(experiment=experiment).order_by("pk").values_list("pk", flat=True)[:count])
+    runs = runs_load(pks, spans=False, content=False)
+    outcomes = [Outcome(run, "gate_check", "1", "h", "{}", Result(1.0, True, "", {})) for run in runs]
+    started = time.perf_counter()
+    with transaction.atomic():
+        outcomes_write(project=project, pass_id=None, runs=runs, outcomes=outcomes)
+    return time.perf_counter() - started
+
+
+def _pass_in_process(project, scorers, config):
+    """One pass over the reference experiment, its chunks scored here one after another."""
+    from scoring.models import ScoringChunk
+    from scoring.passes.services import chunk_score, pass_plan, pass_start
+
+    scoring_pass = pass_start(
+        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
+        queue=f"bench-in-process-{uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    pass_plan(pass_id=scoring_pass.pk)
+    for chunk_id in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("pk", flat=True):
+        chunk_score(chunk_id=chunk_id, token="in-process")
+    return scoring_pass
 
 
 def _compare_timed(base, candidate, reps):
@@ -284,20 +329,11 @@ def profile_pass(project, scorers, config):
     """cProfile top 10 (own time) of one pass run in this process, chunk by chunk."""
     from django.db import connection
 
-    from scoring.models import ScoringChunk
-    from scoring.passes.services import chunk_score, pass_plan, pass_start
-
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE scoring_score, scoring_abstention")
     profiler = cProfile.Profile()
     profiler.enable()
-    scoring_pass = pass_start(
-        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
-        queue=f"bench-profile-{uuid.uuid4().hex[:8]}",
-    )  # fmt: skip
-    pass_plan(pass_id=scoring_pass.pk)
-    for chunk_id in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("pk", flat=True):
-        chunk_score(chunk_id=chunk_id, token="profile")
+    _pass_in_process(project, scorers, config)
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
