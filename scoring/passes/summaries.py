@@ -13,7 +13,10 @@ a million scores the grouping takes a second. A *summary* keeps both (PostgreSQL
 A summary counts only while its ``scoring_score_summary`` row exists, and nothing has
 to remember to drop it: statement triggers delete that row in the same transaction as
 any statement that inserts, updates, deletes or truncates scores of the experiment, or
-bumps the revision of a run it scored (which makes scores stale). Before deleting, the
+bumps the revision of a run it scored (which makes scores stale); but the scoring
+writer's small writes (a gate's, a score request's, online scoring's) merge into it
+instead (``scoring.pipeline.summary_upkeep``), and start it empty with an experiment's
+first score. Before deleting, the
 trigger takes a shared advisory lock on the experiment; ``summary_build`` holds the
 exclusive one while it reads the scores, so a write that commits during a build waits
 for it and then drops what it built. A build never waits: when the lock is taken, the
@@ -24,15 +27,15 @@ compare reads the scores when a summary is missing and asks a worker to build it
 import json
 
 from django.db import connection, transaction
-from django.db.models import Avg, Count, F, Max, Min
+from django.db.models import Avg, Count, F, Max, Min, Sum
 
 from evalsite.sql import row_named, rows_named
 from evalsite.vendor import is_postgresql
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.labels import LABEL_PREFIX
 from scoring.models import Score
+from scoring.pipeline.summary_upkeep import LOCK_CLASS
 
-LOCK_CLASS = 2037001  # the advisory lock space of summaries (the migration's triggers use it)
 # A build of this many cases refreshes the planner's statistics of the case table, which
 # would otherwise still count them as absent (and pair two experiments by nested loop).
 ANALYZED_FROM = 1000
@@ -47,8 +50,9 @@ def experiment_stats(experiment_id, scorers=None):
     """One experiment's per-scorer figures, computed from its fresh scores.
 
     ``{"pairs": [...], "several": [[scorer, version], ...], "configs": [...]}``:
-    ``pairs`` one row per (scorer, version) with ``n``, ``mean``, ``mean_sq`` and the
-    lowest and highest config hash; ``several`` the pairs with a run scored under
+    ``pairs`` one row per (scorer, version) with ``n``, ``mean``, ``mean_sq``, their
+    ``sum`` and ``sum_sq`` (what a kept summary merges new scores into) and the lowest
+    and highest config hash; ``several`` the pairs with a run scored under
     several configs; ``configs`` those pairs' rows per config hash.
     """
     scores = _fresh(experiment_id, scorers)
@@ -57,6 +61,8 @@ def experiment_stats(experiment_id, scorers=None):
             n=Count("id"),
             mean=Avg("value"),
             mean_sq=Avg(F("value") * F("value")),
+            sum=Sum("value"),
+            sum_sq=Sum(F("value") * F("value")),
             low_config=Min("config_hash"),
             high_config=Max("config_hash"),
         )
@@ -73,7 +79,13 @@ def config_stats(experiment_id, pairs):
     rows = (
         _fresh(experiment_id, {scorer for scorer, _ in wanted})
         .values("scorer", "scorer_version", "config_hash")
-        .annotate(n=Count("id"), mean=Avg("value"), mean_sq=Avg(F("value") * F("value")))
+        .annotate(
+            n=Count("id"),
+            mean=Avg("value"),
+            mean_sq=Avg(F("value") * F("value")),
+            sum=Sum("value"),
+            sum_sq=Sum(F("value") * F("value")),
+        )
     )
     return [r for r in rows if (r["scorer"], r["scorer_version"]) in wanted]
 

@@ -25,7 +25,9 @@
    PostgreSQL a ``COPY`` straight into the table, since step 3 under the locks of step
    1 left out every stored score (a conflict all the same falls back to a staging
    table and ``INSERT ... ON CONFLICT DO NOTHING``); abstentions/skips through the
-   staging table (unique per pass, run, scorer, version and config).
+   staging table (unique per pass, run, scorer, version and config). A write of up to
+   ``KEPT_UP_TO`` scores merges them into the current summaries of their experiments
+   rather than dropping them (``scoring.pipeline.summary_upkeep``).
 
 A dry run does steps 2-4 without locking, reserving or writing, reading the quota left.
 """
@@ -44,6 +46,7 @@ from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_sel
 from evalsite.metrics import ABSTENTIONS, SCORES_WRITTEN, counted_on_commit
 from evalsite.quota import quota_remaining, quota_reserve
 from scoring.models import Abstention, AbstentionKind, Score
+from scoring.pipeline.summary_upkeep import KEPT_UP_TO, summaries_close, summaries_extend, summaries_open
 from scoring.score_configs import score_configs_store
 
 SCORE_COLUMNS = (
@@ -69,18 +72,27 @@ class WriteReport:
 
 
 def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
-    """What is already decided for these runs: ``(decided, stale)``.
+    """What is already decided for these runs: ``(decided, stale)`` (see ``_keys_read``)."""
+    decided, stale, _ = _keys_read(
+        trace_pks=trace_pks, scorer_ids=scorer_ids, pass_id=pass_id, with_abstentions=with_abstentions
+    )
+    return decided, stale
+
+
+def _keys_read(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
+    """What is already decided for these runs: ``(decided, stale, stored)``.
 
     ``decided`` maps the (trace pk, scorer, version, config hash) keys of stored scores
     computed on the run's current revision, and of abstentions recorded by pass ``pass_id`` (unless
     ``with_abstentions`` is false), to whether they count as ``existing``: True when
     stored before this pass, False when this pass itself wrote them (on an earlier
     attempt at the same chunk, already counted). ``stale`` maps the keys of scores
-    computed on an older revision of their run to their row ids.
+    computed on an older revision of their run to their row ids. ``stored`` is the set
+    of the keys of fresh scores (what a summary counts).
     """
-    decided, stale = {}, {}
+    decided, stale, stored = {}, {}, set()
     if not trace_pks or not scorer_ids:
-        return decided, stale
+        return decided, stale, stored
     q = connection.ops.quote_name
     # All of each run's scores (one range of the unique index per run), filtered here:
     # an IN list on the scorer would make it one index descent per run and scorer.
@@ -104,6 +116,7 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
             stale[key] = row[pk]
         else:
             decided[key] = pass_id is None or row[written_by] != pass_id
+            stored.add(key)
     if pass_id is not None and with_abstentions:
         for row in rows_select_by_ids(
             f"SELECT trace_id, scorer, scorer_version, config_hash FROM {q(Abstention._meta.db_table)} "
@@ -112,7 +125,7 @@ def keys_decided(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
             [pass_id],
         ):
             decided[(row.trace_id, row.scorer, row.scorer_version, row.config_hash)] = False
-    return decided, stale
+    return decided, stale, stored
 
 
 def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None, retried=True):
@@ -138,7 +151,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         present = set(rows_lock(Trace._meta.db_table, pks))
     changed = _changed_runs(runs, present)
     scorer_ids = sorted({o.scorer_id for o in outcomes})
-    decided, stale = keys_decided(
+    decided, stale, stored = _keys_read(
         trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id, with_abstentions=retried
     )
     scores, others = _sort_out(outcomes, present, changed, decided, report)
@@ -150,7 +163,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
     report.recorded = others
     if not dry_run:
-        _rows_write(project, pass_id, report, stale, now, retried)
+        _rows_write(project, pass_id, report, stale, stored, now, retried)
         _counted(project, report)
     return report
 
@@ -191,8 +204,9 @@ def _quota_grant(project, wanted, dry_run, now):
     return quota_reserve(project=project, count=wanted, partial=True, now=now)
 
 
-def _rows_write(project, pass_id, report, stale, now, retried):
-    """Replace the stale scores the batch supersedes, then insert its scores and abstentions."""
+def _rows_write(project, pass_id, report, stale, stored, now, retried):
+    """Replace the stale scores the batch supersedes, then insert its scores (merged into the
+    summaries of their experiments) and abstentions."""
     others = report.recorded
     replaced = [stale[o.key] for o in report.written if o.key in stale]
     replaced += [stale[o.key] for o in others if o.key in stale and o.kind == AbstentionKind.ABSTAINED]
@@ -201,6 +215,9 @@ def _rows_write(project, pass_id, report, stale, now, retried):
     stamp = datetime_adapter()(now)
     project_id = project.pk
     score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
+    opened = set()
+    if len(report.written) <= KEPT_UP_TO:
+        opened = summaries_open(o.run.experiment_id for o in report.written)
     inserted = rows_insert_new(
         Score._meta.db_table,
         SCORE_COLUMNS,
@@ -216,7 +233,11 @@ def _rows_write(project, pass_id, report, stale, now, retried):
         # The run locks and keys_decided above left out every score already stored.
         expect_new=True,
     )  # fmt: skip
-    if inserted != len(report.written):
+    complete = inserted == len(report.written)
+    summaries_close(opened, complete=complete)
+    if complete:
+        summaries_extend(opened, report.written, stored)
+    else:
         # Only a writer that bypassed the run locks above can get here first.
         logger.warning(
             "pass %s: %d of %d scores were already stored", pass_id, len(report.written) - inserted, len(report.written)

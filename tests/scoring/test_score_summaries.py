@@ -158,7 +158,7 @@ def test_a_deleted_experiment_leaves_no_summary_rows(scored):
     assert _current(base) == {base.pk}
 
 
-def test_a_pass_drops_the_summary_as_it_writes_and_builds_it_when_it_ends(actors):
+def test_a_pass_extends_the_summary_as_it_writes_and_an_insert_by_anything_else_drops_it(actors):
     experiment = Experiment.objects.create(project=actors.acme, name="v3")
     for i in range(4):
         trace_create(actors.acme, f"v3-{i}", experiment="v3")
@@ -168,10 +168,16 @@ def test_a_pass_drops_the_summary_as_it_writes_and_builds_it_when_it_ends(actors
     chunks = list(scoring_pass.chunks.order_by("ordinal").values_list("pk", flat=True))
     assert _current(experiment) == {experiment.pk}
     chunk_score(chunk_id=chunks[0], token="a")
-    assert _current(experiment) == set()  # its scores were copied in; the pass is not done
+    (stats,) = summaries_stats([experiment.pk]).values()
+    assert [(r["scorer"], r["n"]) for r in stats["pairs"]] == [("answered", 2)]  # current as the pass goes
     chunk_score(chunk_id=chunks[1], token="b")
     (stats,) = summaries_stats([experiment.pk]).values()
     assert [(r["scorer"], r["n"]) for r in stats["pairs"]] == [("answered", 4)]
+    run = Trace.objects.filter(experiment=experiment).first()
+    Score.objects.create(
+        project=actors.acme, trace=run, experiment=experiment, scorer="other", config_hash="h", value=1.0, passed=True
+    )
+    assert _current(experiment) == set()
 
 
 def test_the_task_builds_what_is_missing(scored):
