@@ -298,21 +298,6 @@ def _small_write(project, experiment, count):
     return time.perf_counter() - started
 
 
-def _pass_in_process(project, scorers, config):
-    """One pass over the reference experiment, its chunks scored here one after another."""
-    from scoring.models import ScoringChunk
-    from scoring.passes.services import chunk_score, pass_plan, pass_start
-
-    scoring_pass = pass_start(
-        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
-        queue=f"bench-in-process-{uuid.uuid4().hex[:8]}",
-    )  # fmt: skip
-    pass_plan(pass_id=scoring_pass.pk)
-    for chunk_id in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("pk", flat=True):
-        chunk_score(chunk_id=chunk_id, token="in-process")
-    return scoring_pass
-
-
 def _compare_timed(base, candidate, reps):
     """(median seconds, answer) of ``reps`` compares."""
     from gating.comparison import experiments_compare
@@ -329,11 +314,20 @@ def profile_pass(project, scorers, config):
     """cProfile top 10 (own time) of one pass run in this process, chunk by chunk."""
     from django.db import connection
 
+    from scoring.models import ScoringChunk
+    from scoring.passes.services import chunk_score, pass_plan, pass_start
+
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE scoring_score, scoring_abstention")
     profiler = cProfile.Profile()
     profiler.enable()
-    _pass_in_process(project, scorers, config)
+    scoring_pass = pass_start(
+        project=project, data={"scorers": scorers, "config": config, "experiment": EXPERIMENT, "limit": 1_000_000},
+        queue=f"bench-profile-{uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    pass_plan(pass_id=scoring_pass.pk)
+    for chunk_id in ScoringChunk.objects.filter(scoring_pass=scoring_pass).values_list("pk", flat=True):
+        chunk_score(chunk_id=chunk_id, token="profile")
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)

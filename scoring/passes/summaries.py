@@ -34,7 +34,7 @@ from evalsite.vendor import is_postgresql
 from scoring.freshness import fresh_sql, scores_fresh
 from scoring.labels import LABEL_PREFIX
 from scoring.models import Score
-from scoring.pipeline.summary_upkeep import LOCK_CLASS
+from scoring.pipeline.summary_upkeep import LOCK_CLASS, stats_loaded
 
 # A build of this many cases refreshes the planner's statistics of the case table, which
 # would otherwise still count them as absent (and pair two experiments by nested loop).
@@ -177,7 +177,7 @@ def summaries_stats(experiment_ids):
             "SELECT experiment_id, stats FROM scoring_score_summary WHERE experiment_id = ANY(%s)",
             [list(experiment_ids)],
         )
-        return {row.experiment_id: _stats_loaded(row.stats) for row in rows_named(cursor)}
+        return {row.experiment_id: stats_loaded(row.stats) for row in rows_named(cursor)}
 
 
 FLIPS = """
@@ -237,7 +237,3 @@ def summary_flipped_rows(base_id, candidate_id, scorers, shown):
             [before.nestloop, before.jit, before.work_mem],
         )
         return rows
-
-
-def _stats_loaded(stats):
-    return json.loads(stats) if isinstance(stats, str) else stats  # Django's cursor leaves jsonb as text

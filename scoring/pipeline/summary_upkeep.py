@@ -14,7 +14,7 @@ is small (``KEPT_UP_TO``; a larger one drops the summary as before):
    writer holds the shared one); and tells the insert trigger to leave these summaries
    standing for the copy that follows (``evalsite.summary_upkeep``, local to the
    transaction).
-2. the writer copies the scores in, then ``summaries_close``.
+2. the writer copies the scores in;
 3. ``summaries_extend`` merges the batch into each summary it found: per case, each
    scorer's verdict (every fresh score passed) with its newest run, merged in SQL by
    ``scoring_summary_case_merged`` on the row it updates; per scorer and version, the
@@ -69,14 +69,16 @@ ON CONFLICT (experiment_id, case_id) DO UPDATE SET (passing, passing_runs, faili
 """
 
 
-def summaries_open(experiment_ids):
-    """The experiments among ``experiment_ids`` whose summary the batch's scores will extend.
+def summaries_open(written):
+    """The experiments of the ``written`` outcomes whose summary they will extend.
 
-    Call before the scores are inserted, then ``summaries_close`` after them (see the
-    module docstring). Returns an empty set on SQLite.
+    Call before the scores are inserted, then ``summaries_extend`` after them (see the
+    module docstring). Empty for a write of more than ``KEPT_UP_TO`` scores, and on SQLite.
     """
-    ids = sorted({e for e in experiment_ids if e is not None})
-    if not ids or not is_postgresql():
+    if len(written) > KEPT_UP_TO or not is_postgresql():
+        return set()
+    ids = sorted({o.run.experiment_id for o in written if o.run.experiment_id is not None})
+    if not ids:
         return set()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -110,47 +112,46 @@ def _started(cursor, experiment_id):
     return True
 
 
-def summaries_close(opened, *, complete):
-    """After the copy: inserts drop summaries again; with ``complete`` false (not every score
-    was inserted: some were already stored) the ``opened`` summaries are dropped."""
+def summaries_extend(opened, written, stored, *, complete=True):
+    """After the copy: merge the ``written`` outcomes into the ``opened`` summaries.
+
+    ``stored``: the (run pk, scorer, version, config hash) keys of the fresh scores the
+    batch's runs already had (what the writer read under its run locks). With
+    ``complete`` false (not every score was inserted: some were already stored) the
+    ``opened`` summaries are dropped instead.
+    """
     if not opened:
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('evalsite.summary_upkeep', 'off', true)")
         if not complete:
             cursor.execute("SELECT scoring_summaries_drop(%s::bigint[])", [sorted(opened)])
-
-
-def summaries_extend(opened, written, stored):
-    """Merge the ``written`` outcomes into the ``opened`` summaries.
-
-    ``stored``: the (run pk, scorer, version, config hash) keys of the fresh scores the
-    batch's runs already had (what the writer read under its run locks).
-    """
+            return
     by_experiment = defaultdict(list)
     for outcome in written:
         if outcome.run.experiment_id in opened:
             by_experiment[outcome.run.experiment_id].append(outcome)
     for experiment_id, outcomes in sorted(by_experiment.items()):
-        batch = batch_read(outcomes, stored)
-        with connection.cursor() as cursor:
-            if batch["verdicts"]:
-                cases = orjson.dumps(_case_rows(batch["verdicts"])).decode()
-                cursor.execute(CASES_MERGE, {"experiment": experiment_id, "cases": cases})
+        _summary_extend(experiment_id, batch_read(outcomes, stored))
+
+
+def _summary_extend(experiment_id, batch):
+    with connection.cursor() as cursor:
+        if batch["verdicts"]:
+            cases = orjson.dumps(_case_rows(batch["verdicts"])).decode()
+            cursor.execute(CASES_MERGE, {"experiment": experiment_id, "cases": cases})
+        cursor.execute("SELECT stats FROM scoring_score_summary WHERE experiment_id = %s FOR UPDATE", [experiment_id])
+        rows = rows_named(cursor)
+        if not rows:  # dropped by another writer meanwhile: stays dropped
+            return
+        merged = stats_merged(stats_loaded(rows[0].stats), batch)
+        if merged is None:
+            cursor.execute("SELECT scoring_summaries_drop(ARRAY[%s]::bigint[])", [experiment_id])
+        else:
             cursor.execute(
-                "SELECT stats FROM scoring_score_summary WHERE experiment_id = %s FOR UPDATE", [experiment_id]
+                "UPDATE scoring_score_summary SET stats = %s::jsonb WHERE experiment_id = %s",
+                [json.dumps(merged), experiment_id],
             )
-            rows = rows_named(cursor)
-            if not rows:  # dropped by another writer meanwhile: stays dropped
-                continue
-            merged = stats_merged(_loaded(rows[0].stats), batch)
-            if merged is None:
-                cursor.execute("SELECT scoring_summaries_drop(ARRAY[%s]::bigint[])", [experiment_id])
-            else:
-                cursor.execute(
-                    "UPDATE scoring_score_summary SET stats = %s::jsonb WHERE experiment_id = %s",
-                    [json.dumps(merged), experiment_id],
-                )
 
 
 def _case_rows(verdicts):
@@ -224,9 +225,10 @@ def stats_merged(stats, batch):
                 return None
             configs[(*pair, before["low_config"])] = {**_figures_only(before), "config_hash": before["low_config"]}
     for pair, figures in batch["pairs"].items():
-        pairs[pair] = _added(pairs.get(pair), figures, scorer=pair[0], scorer_version=pair[1])
-        pairs[pair]["low_config"] = min(pairs[pair].get("low_config") or figures[3], figures[3])
-        pairs[pair]["high_config"] = max(pairs[pair].get("high_config") or figures[4], figures[4])
+        before = pairs.get(pair)
+        low, high = figures[3:5] if before is None else (before["low_config"], before["high_config"])
+        pairs[pair] = _added(before, figures, scorer=pair[0], scorer_version=pair[1])
+        pairs[pair].update(low_config=min(low, figures[3]), high_config=max(high, figures[4]))
     for key, figures in batch["configs"].items():
         if key[:2] in several:
             configs[key] = _added(configs.get(key), figures, scorer=key[0], scorer_version=key[1], config_hash=key[2])
@@ -249,5 +251,6 @@ def _figures_only(row):
     return {k: row[k] for k in ("scorer", "scorer_version", "n", "sum", "sum_sq", "mean", "mean_sq")}
 
 
-def _loaded(stats):
-    return json.loads(stats) if isinstance(stats, str) else stats  # Django's cursor leaves jsonb as text
+def stats_loaded(stats):
+    """A summary's ``stats`` column as read (Django's cursor leaves jsonb as text)."""
+    return json.loads(stats) if isinstance(stats, str) else stats

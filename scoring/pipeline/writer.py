@@ -25,9 +25,9 @@
    PostgreSQL a ``COPY`` straight into the table, since step 3 under the locks of step
    1 left out every stored score (a conflict all the same falls back to a staging
    table and ``INSERT ... ON CONFLICT DO NOTHING``); abstentions/skips through the
-   staging table (unique per pass, run, scorer, version and config). A write of up to
-   ``KEPT_UP_TO`` scores merges them into the current summaries of their experiments
-   rather than dropping them (``scoring.pipeline.summary_upkeep``).
+   staging table (unique per pass, run, scorer, version and config). A small write
+   merges its scores into the current summaries of their experiments rather than
+   dropping them (``scoring.pipeline.summary_upkeep``).
 
 A dry run does steps 2-4 without locking, reserving or writing, reading the quota left.
 """
@@ -46,7 +46,7 @@ from evalsite.bulk import datetime_adapter, rows_insert_new, rows_lock, rows_sel
 from evalsite.metrics import ABSTENTIONS, SCORES_WRITTEN, counted_on_commit
 from evalsite.quota import quota_remaining, quota_reserve
 from scoring.models import Abstention, AbstentionKind, Score
-from scoring.pipeline.summary_upkeep import KEPT_UP_TO, summaries_close, summaries_extend, summaries_open
+from scoring.pipeline.summary_upkeep import summaries_extend, summaries_open
 from scoring.score_configs import score_configs_store
 
 SCORE_COLUMNS = (
@@ -215,9 +215,7 @@ def _rows_write(project, pass_id, report, stale, stored, now, retried):
     stamp = datetime_adapter()(now)
     project_id = project.pk
     score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
-    opened = set()
-    if len(report.written) <= KEPT_UP_TO:
-        opened = summaries_open(o.run.experiment_id for o in report.written)
+    opened = summaries_open(report.written)
     inserted = rows_insert_new(
         Score._meta.db_table,
         SCORE_COLUMNS,
@@ -234,10 +232,8 @@ def _rows_write(project, pass_id, report, stale, stored, now, retried):
         expect_new=True,
     )  # fmt: skip
     complete = inserted == len(report.written)
-    summaries_close(opened, complete=complete)
-    if complete:
-        summaries_extend(opened, report.written, stored)
-    else:
+    summaries_extend(opened, report.written, stored, complete=complete)
+    if not complete:
         # Only a writer that bypassed the run locks above can get here first.
         logger.warning(
             "pass %s: %d of %d scores were already stored", pass_id, len(report.written) - inserted, len(report.written)

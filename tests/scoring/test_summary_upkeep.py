@@ -136,12 +136,12 @@ def test_a_case_edited_between_passes_drops_the_summary_its_runs_would_split(act
 
 
 def test_a_write_above_the_bound_drops_the_summary_and_the_pass_that_ends_builds_it(actors, sides, monkeypatch):
-    from scoring.pipeline import writer
+    from scoring.pipeline import summary_upkeep
 
     base, _ = sides
     _pass(actors.acme, base, ["answered"])
     assert _current(base) == {base.pk}
-    monkeypatch.setattr(writer, "KEPT_UP_TO", 0)
+    monkeypatch.setattr(summary_upkeep, "KEPT_UP_TO", 0)
     scoring_pass = pass_start(project=actors.acme, data={"scorers": ["json_valid"], "experiment": "v1"}, chunk_runs=3)
     pass_plan(pass_id=scoring_pass.pk)
     first, *rest = scoring_pass.chunks.order_by("ordinal").values_list("pk", flat=True)
