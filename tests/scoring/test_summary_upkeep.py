@@ -179,3 +179,70 @@ def test_batch_figures_merge_into_built_ones_as_sums_and_split_a_pair_with_one_c
     assert several_labels["several"] == set()  # reviewers' labels pool into one row, never split
     per_case = {**before, "pairs": [{**before["pairs"][0], "high_config": "c"}]}
     assert stats_merged(per_case, batch) is None
+
+
+def _written(project, runs, scorer, passed):
+    """One score of ``scorer`` on each of ``runs``, through the scoring writer."""
+    from django.db import transaction
+
+    from checks.scorers import Result
+    from scoring.pipeline.engine import Outcome
+    from scoring.pipeline.writer import outcomes_write
+
+    outcomes = [Outcome(run, scorer, "1", "h", "{}", Result(float(passed), passed, "", {})) for run in runs]
+    with transaction.atomic():
+        outcomes_write(project=project, pass_id=None, runs=runs, outcomes=outcomes)
+
+
+def test_two_writers_extending_one_summary_at_once_both_count(transactional_db, actors):
+    """The second writer waits for the first's summary row, then merges onto what it committed."""
+    import threading
+
+    from django.db import transaction
+
+    from scoring.pipeline.loading import runs_load
+    from tests.scoring.races import in_thread, until_a_session_waits
+
+    experiment = Experiment.objects.create(project=actors.acme, name="v1")
+    dataset = Dataset.objects.create(project=actors.acme, name="desk")
+    cases = [GoldenCase.objects.create(dataset=dataset, name=name) for name in ("c1", "c2")]
+    # Each writer its own case: they meet on the summary's row of figures only.
+    pks = [trace_create(actors.acme, f"r{i}", experiment="v1", case=cases[i // 3].pk).pk for i in range(6)]
+    first, second = runs_load(pks[:3], spans=False, content=False), runs_load(pks[3:], spans=False, content=False)
+    _written(actors.acme, first[:1], "answered", True)  # starts the summary
+    assert _current(experiment) == {experiment.pk}
+    merged, release = threading.Event(), threading.Event()
+
+    def slow_writer():
+        from scoring.pipeline import summary_upkeep
+
+        extend = summary_upkeep._summary_extend
+
+        def held(*args):
+            extend(*args)
+            merged.set()
+            release.wait(30)  # the summary row stays locked until this transaction commits
+
+        summary_upkeep._summary_extend = held
+        try:
+            _written(actors.acme, first[1:], "answered", False)
+        finally:
+            summary_upkeep._summary_extend = extend
+
+    thread, errors = in_thread(slow_writer)
+    assert merged.wait(30)
+    other, other_errors = in_thread(lambda: _written(actors.acme, second, "answered", True))
+    until_a_session_waits("the second writer waits for the summary row")
+    release.set()
+    thread.join(30)
+    other.join(30)
+    assert errors == [] and other_errors == []
+    stats = summaries_stats([experiment.pk])[experiment.pk]
+    assert [(r["scorer"], r["n"], r["sum"]) for r in stats["pairs"]] == [("answered", 6, 4.0)]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT passing, passing_runs, failing, failing_runs FROM scoring_score_summary_case "
+            "WHERE experiment_id = %s ORDER BY case_id",
+            [experiment.pk],
+        )
+        assert cursor.fetchall() == [([], [], ["answered"], [pks[2]]), (["answered"], [pks[5]], [], [])]
