@@ -7,7 +7,6 @@ the figure is the one a deployment gets.
 """
 
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from scoring.judge.services import judge_configure
 from scoring.models import ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
 from scoring.passes.services import pass_start
 from tests.factories import trace_create
-from tests.live import children_of, kill_worker, wait_for, worker_start
+from tests.live import children_of, kill_worker, process_stop, wait_for, worker_start
 from tests.scoring.judge_server import judge_server, says
 
 pytestmark = pytest.mark.worker
@@ -36,10 +35,11 @@ def _judge(project, judge, *, delay, timeout_seconds=5):
 
 
 def _stop(*processes):
+    # What is measured here is the takeover: a worker slow to finish its warm shutdown
+    # on a loaded machine is killed rather than failing the test after it passed.
     for process in processes:
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+        if process is not None:
+            process_stop(process)
 
 
 def _chunk(scoring_pass):

@@ -4,7 +4,6 @@ worker killed midway keeping every judge score it finished."""
 
 import json
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from datasets.models import Dataset, GoldenCase
 from scoring.models import Abstention, PassStatus, Score, ScoringPass
 from scoring.passes.services import pass_start
 from tests.factories import run_payload, trace_create
-from tests.live import kill_worker, wait_for, worker_start
+from tests.live import kill_worker, process_stop, wait_for, worker_start
 from tests.scoring.judge_server import judge_server, says
 
 QUESTION = "Does the answer address the question that was asked?"
@@ -216,9 +215,8 @@ def test_a_worker_judges_concurrently_and_a_killed_one_keeps_its_finished_scores
         )
     finally:
         for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=30)
+            if process is not None:
+                process_stop(process)
 
     assert Score.objects.filter(scorer="relevance").count() == runs
     assert kept <= set(Score.objects.filter(scorer="relevance").values_list("pk", flat=True))

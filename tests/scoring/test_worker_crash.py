@@ -13,7 +13,6 @@ again once its lease has run out. Both are set to a few seconds here.
 """
 
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from datasets.ingestion import traces_ingest
 from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
 from scoring.passes.services import pass_start
 from tests.factories import run_payload
-from tests.live import kill_worker, wait_for, worker_start
+from tests.live import kill_worker, process_stop, wait_for, worker_start
 
 pytestmark = pytest.mark.worker
 
@@ -94,9 +93,8 @@ def test_a_pass_completes_exactly_once_after_its_worker_is_killed_mid_chunk(tran
         )
     finally:
         for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=30)
+            if process is not None:
+                process_stop(process)
 
     scoring_pass.refresh_from_db()
     expected_scores = RUNS * (len(SCORERS) - 1)  # exact_match has no expected answer: it abstains
