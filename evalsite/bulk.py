@@ -27,8 +27,12 @@ from evalsite.vendor import is_postgresql
 
 
 def rows_insert(table, columns, rows):
-    """Insert ``rows`` (sequences in ``columns`` order) into ``table``. Must run in a transaction."""
-    if not rows:
+    """Insert ``rows`` (sequences in ``columns`` order) into ``table``. Must run in a transaction.
+
+    ``rows`` may be an iterator: on PostgreSQL each row is sent as it is made, so the
+    database stores the first rows while the caller makes the next ones.
+    """
+    if isinstance(rows, list | tuple) and not rows:
         return
     column_list = ", ".join(connection.ops.quote_name(c) for c in columns)
     quoted_table = connection.ops.quote_name(table)

@@ -123,28 +123,18 @@ def gate_evaluate(*, gate_run_id, holder=None, hold=None):
     try:
         if hold is None:
             with lease_kept(gate_run.pk, holder):
-                evaluation = _evaluate(gate_run)
-        else:
-            evaluation = _evaluate(gate_run)
+                return _evaluate(gate_run)
+        return _evaluate(gate_run)
     except Exception as exc:
         if not isinstance(exc, TRANSIENT_ERRORS):
             GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(
                 status=GateRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
             )
         raise
-    return _record(gate_run, evaluation)
-
-
-@dataclass
-class Evaluation:
-    answer: dict  # the figures and the comparison; the cases are in ``rows``
-    rows: list  # CaseRow, the GateCase rows to insert, in report order
-    case_versions: dict
-    verdict: object
-    policy: object
 
 
 def _evaluate(gate_run):
+    """Gather the evidence (scoring what is missing), then decide and record every case."""
     dataset, experiment = gate_run.dataset, gate_run.experiment
     policy = policy_for(dataset)
     baseline = gate_run.baseline or policy.baseline
@@ -163,35 +153,60 @@ def _evaluate(gate_run):
     )
     tools = tool_names(_tools_wanted(trials, scorers, advisory, outcomes))
     differing = inputs_differing(experiment, dataset) if policy.input_match != "off" else set()
-    evidence = Evidence(outcomes, tools, advisory, differing if policy.input_match == "require" else set())
-    rows, decided, mismatches = [], [], []
-    for position, case in enumerate(cases):
-        runs = trials.get(case["id"], CaseTrialRuns())
-        result, case_trials = _case_result(case, runs, scorers[case["id"]], evidence, policy)
-        rows.append(_row(gate_run.pk, position, case, result, case_trials))
-        if not case["quarantined"]:
-            decided.append(case_trials)
-            mismatches += [
-                {"case": case["name"], "trace_id": r["trace_id"]} for _, r in runs.trials if r["id"] in differing
-            ]
     gating = sorted({s for ids in scorers.values() for s in ids} - set(advisory))
     comparison = (
         experiments_compare(base=baseline, candidate=experiment, scorers=gating, tolerance=policy.tolerance)
         if baseline
         else None
     )
-    regressed = [row["scorer"] for row in comparison["scorers"] if row["regressed"]] if comparison else []
-    verdict = gate_decide(
-        decided, floor=policy.min_pass_rate, max_abstained=policy.max_abstained, regressed_scorers=regressed,
-        fail_on_regression=policy.fail_on_regression, max_flaky=policy.max_flaky, k=policy.trials,
-    )  # fmt: skip
-    answer = _answer(gate_run, verdict, policy, baseline, comparison, rows)
-    answer["advisory"] = sorted(advisory.values())
-    moves, more = bar_moves(policy, dataset, bar_since(policy, dataset, gate_run))
-    answer.update(policy_revision=policy.revision, bar_moved=moves, bar_moved_more=more)
-    answer["input_match"] = policy.input_match
-    answer["input_mismatches"] = mismatches
-    return Evaluation(answer, rows, {str(c["id"]): c["version"] for c in cases}, verdict, policy)
+    evidence = Evidence(outcomes, tools, advisory, differing if policy.input_match == "require" else set())
+    return _record(gate_run, Gathered(policy, baseline, cases, trials, scorers, evidence, differing, comparison))
+
+
+@dataclass
+class Gathered:
+    """Everything the gate read before deciding its cases."""
+
+    policy: object
+    baseline: object
+    cases: list
+    trials: dict
+    scorers: dict  # case id: the scorer ids it is gated on
+    evidence: object
+    differing: set  # the runs whose input differs from their case's
+    comparison: dict | None
+
+
+class _Decided:
+    """The cases decided one by one as their rows are written (``_record``)."""
+
+    def __init__(self, gate_run, gathered):
+        self.gate_run, self.gathered = gate_run, gathered
+        self.rows, self.decided, self.mismatches = [], [], []
+
+    def __iter__(self):
+        g = self.gathered
+        for position, case in enumerate(g.cases):
+            runs = g.trials.get(case["id"], CaseTrialRuns())
+            result, case_trials = _case_result(case, runs, g.scorers[case["id"]], g.evidence, g.policy)
+            row = _row(self.gate_run.pk, position, case, result, case_trials)
+            self.rows.append(row)
+            if not case["quarantined"]:
+                self.decided.append(case_trials)
+                self.mismatches += [
+                    {"case": case["name"], "trace_id": r["trace_id"]} for _, r in runs.trials if r["id"] in g.differing
+                ]
+            yield row
+
+    def answer(self, verdict):
+        gate_run, g = self.gate_run, self.gathered
+        answer = _answer(gate_run, verdict, g.policy, g.baseline, g.comparison, self.rows)
+        answer["advisory"] = sorted(g.evidence.advisory.values())
+        moves, more = bar_moves(g.policy, gate_run.dataset, bar_since(g.policy, gate_run.dataset, gate_run))
+        answer.update(policy_revision=g.policy.revision, bar_moved=moves, bar_moved_more=more)
+        answer["input_match"] = g.policy.input_match
+        answer["input_mismatches"] = self.mismatches
+        return answer
 
 
 @dataclass
@@ -317,50 +332,64 @@ def _check(scorer, outcome):
     return Check(scorer, outcome["status"], outcome["reason"], outcome["detail"])
 
 
-def _record(gate_run, evaluation):
-    """Write the verdict and its cases once (the first evaluation to finish wins), and move the baseline."""
-    answer, verdict, policy = evaluation.answer, evaluation.verdict, evaluation.policy
-    recorded = {
-        "status": GateRun.Status.DONE,
-        "verdict": verdict.verdict,
-        "pass_rate": verdict.pass_rate,
-        "floor": answer["floor"],
-        "passed_cases": verdict.passed_cases,
-        "total_cases": verdict.total_cases,
-        "unmeasured_cases": verdict.unmeasured_cases,
-        "baseline_pass_rate": answer["baseline"]["pass_rate"] if answer["baseline"] else None,
-        "case_versions": evaluation.case_versions,
-        "finished_at": timezone.now(),
-        "lease_until": None,
-    }
+def _record(gate_run, gathered):
+    """Decide the cases and write them, the verdict and the baseline's move once (the first
+    evaluation to finish wins).
+
+    The cases are written as they are decided, in one COPY the database works through
+    meanwhile. The gate run's row is locked first: another evaluation that got this far
+    waits, then finds it finished; a lease renewal waits too, then stops.
+    """
+    policy = gathered.policy
     with transaction.atomic():
-        updated = GateRun.objects.filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).update(**recorded)
-        if updated:
-            _cases_insert(evaluation.rows)
-            answer.update(_baseline_move(gate_run, verdict, policy))
-            GateRun.objects.filter(pk=gate_run.pk).update(result=answer)
-            counted_on_commit(GATE_VERDICTS, project=gate_run.project.slug, verdict=verdict.verdict)
-    if not updated:
-        gate_run.refresh_from_db()  # another evaluation finished it first
-        return gate_run
+        if not GateRun.objects.select_for_update().filter(pk=gate_run.pk, status=GateRun.Status.RUNNING).exists():
+            gate_run.refresh_from_db()  # another evaluation finished it first
+            return gate_run
+        cases = _Decided(gate_run, gathered)
+        _cases_insert(cases)
+        comparison = gathered.comparison
+        regressed = [row["scorer"] for row in comparison["scorers"] if row["regressed"]] if comparison else []
+        verdict = gate_decide(
+            cases.decided, floor=policy.min_pass_rate, max_abstained=policy.max_abstained,
+            regressed_scorers=regressed, fail_on_regression=policy.fail_on_regression, max_flaky=policy.max_flaky,
+            k=policy.trials,
+        )  # fmt: skip
+        answer = cases.answer(verdict)
+        recorded = {
+            "status": GateRun.Status.DONE,
+            "verdict": verdict.verdict,
+            "pass_rate": verdict.pass_rate,
+            "floor": answer["floor"],
+            "passed_cases": verdict.passed_cases,
+            "total_cases": verdict.total_cases,
+            "unmeasured_cases": verdict.unmeasured_cases,
+            "baseline_pass_rate": answer["baseline"]["pass_rate"] if answer["baseline"] else None,
+            "case_versions": {str(c["id"]): c["version"] for c in gathered.cases},
+            "finished_at": timezone.now(),
+            "lease_until": None,
+        }
+        answer.update(_baseline_move(gate_run, verdict, policy))
+        GateRun.objects.filter(pk=gate_run.pk).update(**recorded, result=answer)
+        counted_on_commit(GATE_VERDICTS, project=gate_run.project.slug, verdict=verdict.verdict)
     # What was just written: reading the answer back would cost as much as writing it.
     for name, value in {**recorded, "result": answer}.items():
         setattr(gate_run, name, value)
-    gate_run.case_rows = evaluation.rows
+    gate_run.case_rows = cases.rows
     return gate_run
 
 
 def _cases_insert(rows):
-    """The gate run's case rows in one COPY (``bulk_create`` quotes each JSON result client-side)."""
+    """The gate run's case rows (an iterable, written as it yields) in one COPY (``bulk_create`` quotes
+    each JSON result client-side)."""
     columns = ("gate_run_id", "position", "case_id", "name", "passed", "measured", "flaky", "quarantined", "result")
     rows_insert(
         GateCase._meta.db_table,
         columns,
-        [
+        (
             (r.gate_run_id, r.position, r.case_id, r.name, r.passed, r.measured, r.flaky, r.quarantined,
              db_json(r.result))
             for r in rows
-        ],
+        ),
     )  # fmt: skip
 
 
