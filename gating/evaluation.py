@@ -112,13 +112,16 @@ def gate_evaluate(*, gate_run_id, holder=None, hold=None):
     """Evaluate a running gate run and record its verdict; idempotent.
 
     A gate run already ``done`` or ``failed``, or held by another live evaluator, is
-    returned as it is. A worker (``hold`` None) renews its lease while it works. An
+    returned as it stands now. A worker (``hold`` None) renews its lease while it works. An
     error marks the gate run ``failed`` with the error text (and re-raises), so a
     client polling it stops; transient database errors are left to the task's retry.
     """
     holder = holder or holder_name()
     gate_run = GateRun.objects.select_related("project", "dataset", "experiment", "baseline").get(pk=gate_run_id)
-    if gate_run.status != GateRun.Status.RUNNING or not gate_claim(gate_run.pk, holder, hold=hold):
+    if gate_run.status != GateRun.Status.RUNNING:
+        return gate_run
+    if not gate_claim(gate_run.pk, holder, hold=hold):
+        gate_run.refresh_from_db()  # held by another, or finished since it was read
         return gate_run
     try:
         if hold is None:

@@ -95,3 +95,18 @@ def test_two_evaluations_recording_at_once_write_the_cases_once(transactional_db
     assert sorted(GateCase.objects.filter(gate_run=gate_run).values_list("position", flat=True)) == list(range(CASES))
     gate_run.refresh_from_db()
     assert (gate_run.status, gate_run.passed_cases, gate_run.total_cases) == (GateRun.Status.DONE, CASES, CASES)
+
+
+def test_an_evaluation_that_finds_its_gate_run_finished_meanwhile_answers_the_verdict(db, gate_run, monkeypatch):
+    claim = gating.evaluation.gate_claim
+
+    def another_finishes_first(gate_run_id, holder, **kwargs):
+        if holder == "late":
+            monkeypatch.setattr(gating.evaluation, "gate_claim", claim)
+            gate_evaluate(gate_run_id=gate_run_id, holder="early")
+        return claim(gate_run_id, holder, **kwargs)
+
+    monkeypatch.setattr(gating.evaluation, "gate_claim", another_finishes_first)
+    answered = gate_evaluate(gate_run_id=gate_run.pk, holder="late")
+    assert (answered.status, answered.verdict, answered.passed_cases) == (GateRun.Status.DONE, "PASS", CASES)
+    assert GateCase.objects.filter(gate_run=gate_run).count() == CASES
