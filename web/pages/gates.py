@@ -24,12 +24,21 @@ FILTER_LABELS = {
 
 
 def case_view(row):
-    """A case row as the page shows it; a passed case keeps only what a judge said of it."""
+    """A case row as the page shows it; a passed case keeps only what a judge said of it.
+
+    A reason that only restates a check shown below it (``scorer: reason``) is left out
+    of the reasons, so each failure reads once.
+    """
     result = row.result
     evidence = case_evidence(result)
     if result.get("passed"):
         evidence = [e for e in evidence if e["judge"]]
-    return {**result, "evidence": evidence, "trial": trials_view(result), "row_quarantined": row.quarantined}
+    restated = {f"{e['scorer']}: {e['reason']}" for e in evidence}
+    reasons = [r for r in result.get("reasons") or [] if r not in restated]
+    return {
+        **result, "reasons": reasons, "evidence": evidence, "trial": trials_view(result),
+        "row_quarantined": row.quarantined,
+    }  # fmt: skip
 
 
 def _default_filter(counts):
