@@ -10,13 +10,13 @@ import threading
 import time
 
 import pytest
-from django.db import connection
 
 import gating.evaluation
 from datasets.models import Dataset, GoldenCase
 from gating.evaluation import gate_evaluate
 from gating.models import GateCase, GateRun
 from tests.factories import trace_create
+from tests.scoring.races import in_thread
 
 CASES = 6
 
@@ -75,21 +75,13 @@ def test_two_evaluations_recording_at_once_write_the_cases_once(transactional_db
 
     monkeypatch.setattr(gating.evaluation, "tool_names", gathered)
     monkeypatch.setattr(gating.evaluation, "_case_result", slow_first_case)
-    answers, errors = [], []
-
-    def evaluate():
-        try:
-            answers.append(gate_evaluate(gate_run_id=gate_run.pk, holder="one holder"))
-        except Exception as exc:  # reported below: a thread's exception would be lost
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=evaluate) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
+    answers = []
+    started = [
+        in_thread(lambda: answers.append(gate_evaluate(gate_run_id=gate_run.pk, holder="one holder"))) for _ in range(2)
+    ]
+    for thread, _ in started:
         thread.join(60)
+    errors = [error for _, errs in started for error in errs]
     assert errors == []
     assert [(a.status, a.verdict) for a in answers] == [(GateRun.Status.DONE, "PASS")] * 2
     assert sorted(GateCase.objects.filter(gate_run=gate_run).values_list("position", flat=True)) == list(range(CASES))
