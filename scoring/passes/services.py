@@ -58,6 +58,7 @@ from scoring.passes.summaries import summaries_build
 from scoring.pipeline.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.pipeline.loading import experiment_names, runs_load
 from scoring.pipeline.writer import keys_decided, outcomes_write
+from scoring.score_configs import score_configs_store
 from scoring.selection.catalog import catalog_for
 from scoring.selection.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
 
@@ -226,7 +227,13 @@ def _chunk_work(chunk, scoring_pass, token):
                     with_abstentions=chunk.attempts > 1,
                 )
             outcomes, already = outcomes_compute(plan, runs, decided=decided)
-            writer.submit(_batch_write, chunk, scoring_pass, token, runs, outcomes, already, totals)
+            if not scoring_pass.dry_run:
+                # Here, while the writer thread still writes the batch before: its
+                # configs are then not part of the critical path of the writes.
+                _configs_store(scoring_pass.project_id, outcomes)
+            writer.submit(
+                _batch_write, chunk, scoring_pass, token, runs, outcomes, already, totals, configs_stored=True
+            )
             if judged:
                 # Each judge score is written (and the lease renewed) as soon as the model answers.
                 writer.wait()
@@ -246,8 +253,19 @@ def _chunk_work(chunk, scoring_pass, token):
     return totals
 
 
-def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals):
-    """Write one batch and the chunk's counters together, while the claim is still ours."""
+def _configs_store(project_id, outcomes):
+    """Store the configs a batch's scores name, in a transaction of their own."""
+    with transaction.atomic():
+        score_configs_store(
+            project_id=project_id, configs={o.config_hash: o.config_json for o in outcomes if o.is_score}
+        )
+
+
+def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals, *, configs_stored=False):
+    """Write one batch and the chunk's counters together, while the claim is still ours.
+
+    ``configs_stored``: the batch's configs were stored before (``_configs_store``).
+    """
     with transaction.atomic():
         now = timezone.now()
         report = outcomes_write(
@@ -258,6 +276,7 @@ def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals):
             dry_run=scoring_pass.dry_run,
             now=now,
             retried=chunk.attempts > 1,
+            configs_stored=configs_stored,
         )
         written, skipped, existing = len(report.written), len(report.recorded), already + report.existing
         if scoring_pass.dry_run:
@@ -294,12 +313,12 @@ class BatchWriter:
         self._executor = _writer_thread() if pipelined else None
         self._pending = None
 
-    def submit(self, write, *args):
+    def submit(self, write, *args, **kwargs):
         self.wait()
         if self._executor is None:
-            write(*args)
+            write(*args, **kwargs)
         else:
-            self._pending = self._executor.submit(_with_fresh_connection, write, *args)
+            self._pending = self._executor.submit(_with_fresh_connection, write, *args, **kwargs)
 
     def wait(self):
         pending, self._pending = self._pending, None
@@ -327,11 +346,11 @@ def _writer_thread():
     return _WRITER["executor"]
 
 
-def _with_fresh_connection(write, *args):
+def _with_fresh_connection(write, *args, **kwargs):
     # Between two batches the database may have closed the connection, or it may have
     # outlived CONN_MAX_AGE: start each batch as Django starts each request.
     close_old_connections()
-    return write(*args)
+    return write(*args, **kwargs)
 
 
 def _chunk_claim(chunk_id, token):

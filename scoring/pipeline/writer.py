@@ -21,7 +21,8 @@
    not written: each becomes a ``quota`` skip, and a stale score it would have
    replaced stays.
 5. stores the configs the scores name, once per project and hash
-   (``scoring.score_configs``), then writes scores with ``rows_insert_new``: on
+   (``scoring.score_configs``; unless the caller has stored them already, as a pass
+   does before it hands the batch over), then writes scores with ``rows_insert_new``: on
    PostgreSQL a ``COPY`` straight into the table, since step 3 under the locks of step
    1 left out every stored score (a conflict all the same falls back to a staging
    table and ``INSERT ... ON CONFLICT DO NOTHING``); abstentions/skips through the
@@ -128,11 +129,14 @@ def _keys_read(*, trace_pks, scorer_ids, pass_id=None, with_abstentions=True):
     return decided, stale, stored
 
 
-def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None, retried=True):
+def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None, retried=True, configs_stored=False):
     """Write ``outcomes`` of ``runs`` (see the module docstring); returns a ``WriteReport``.
 
     ``retried=False`` says the pass has recorded nothing for these runs yet (a chunk's
     first attempt): its abstentions are not read back (the insert still skips any).
+    ``configs_stored=True`` says the configs of ``outcomes`` are stored already
+    (``score_configs_store``, committed: a config is named by its hash, so one stored
+    without its scores is harmless).
 
     Must run inside a transaction (the quota reservation and the rows commit or roll
     back together). Idempotent: outcomes already written or recorded are counted
@@ -163,7 +167,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         others.extend(o.skipped_as("quota", message, quota_per_minute=project.quota_per_minute) for o in over)
     report.recorded = others
     if not dry_run:
-        _rows_write(project, pass_id, report, stale, stored, now, retried)
+        _rows_write(project, pass_id, report, stale, stored, now, retried, configs_stored)
         _counted(project, report)
     return report
 
@@ -204,7 +208,7 @@ def _quota_grant(project, wanted, dry_run, now):
     return quota_reserve(project=project, count=wanted, partial=True, now=now)
 
 
-def _rows_write(project, pass_id, report, stale, stored, now, retried):
+def _rows_write(project, pass_id, report, stale, stored, now, retried, configs_stored):
     """Replace the stale scores the batch supersedes, then insert its scores (merged into the
     summaries of their experiments) and abstentions."""
     others = report.recorded
@@ -214,7 +218,8 @@ def _rows_write(project, pass_id, report, stale, stored, now, retried):
         Score.objects.filter(pk__in=replaced).delete()
     stamp = datetime_adapter()(now)
     project_id = project.pk
-    score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
+    if not configs_stored:
+        score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
     opened = summaries_open(report.written)
     inserted = rows_insert_new(
         Score._meta.db_table,

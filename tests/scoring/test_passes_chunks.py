@@ -11,7 +11,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from datasets.models import Span, Trace
-from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoringChunk, ScoringPass
+from scoring.models import Abstention, ChunkStatus, PassStatus, Score, ScoreConfig, ScoringChunk, ScoringPass
 from scoring.passes import services as passes
 from scoring.passes.services import chunk_score, pass_plan, pass_start, passes_resume
 from tests.factories import trace_create
@@ -107,6 +107,36 @@ def test_a_task_that_lost_its_claim_rolls_its_batch_back(planned, monkeypatch):
     assert not Score.objects.exists()
     assert not Abstention.objects.exists()
     assert _refresh(chunks[0]).written == 0
+
+
+def test_a_pass_stores_its_batches_configs_before_their_writes_and_keeps_them_if_a_write_fails(
+    actors, runs, monkeypatch
+):
+    from scoring.pipeline import writer
+
+    body = {"scorers": ["answered", {"scorer": "latency_budget", "config": {"ms": 1000}}]}
+    scoring_pass = pass_start(project=actors.acme, data=body, chunk_runs=3)
+    pass_plan(pass_id=scoring_pass.pk)
+    stored_by_writer = []
+    real_store = writer.score_configs_store
+    monkeypatch.setattr(writer, "score_configs_store", lambda **kw: stored_by_writer.append(kw) or real_store(**kw))
+    first, second = scoring_pass.chunks.order_by("ordinal")
+    chunk_score(chunk_id=first.pk, token="a")
+    assert stored_by_writer == []  # stored before the batch was handed to the writer
+    hashes = set(Score.objects.values_list("config_hash", flat=True))
+    assert len(hashes) == 2
+    assert set(ScoreConfig.objects.filter(project=actors.acme).values_list("config_hash", flat=True)) == hashes
+
+    def broken(**kwargs):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(passes, "outcomes_write", broken)
+    ScoreConfig.objects.all().delete()
+    with pytest.raises(RuntimeError):
+        chunk_score(chunk_id=second.pk, token="b")
+    assert Score.objects.filter(trace__in=second.trace_pks).count() == 0
+    # Named by their hashes, configs stored without their scores harm nothing.
+    assert set(ScoreConfig.objects.values_list("config_hash", flat=True)) == hashes
 
 
 def test_the_chunk_that_finishes_last_marks_the_pass_done(planned):
