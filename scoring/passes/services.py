@@ -57,8 +57,7 @@ from scoring.passes.chunk_lease import chunk_lease_kept
 from scoring.passes.summaries import summaries_build
 from scoring.pipeline.engine import outcomes_compute, score_as_dict, skip_as_dict
 from scoring.pipeline.loading import experiment_names, runs_load
-from scoring.pipeline.writer import keys_decided, outcomes_write
-from scoring.score_configs import score_configs_store
+from scoring.pipeline.writer import keys_decided, outcome_configs_store, outcomes_write
 from scoring.selection.catalog import catalog_for
 from scoring.selection.requests import plan_of, score_request_from_pass, score_request_read, selection_pks
 
@@ -256,9 +255,7 @@ def _chunk_work(chunk, scoring_pass, token):
 def _configs_store(project_id, outcomes):
     """Store the configs a batch's scores name, in a transaction of their own."""
     with transaction.atomic():
-        score_configs_store(
-            project_id=project_id, configs={o.config_hash: o.config_json for o in outcomes if o.is_score}
-        )
+        outcome_configs_store(project_id, outcomes)
 
 
 def _batch_write(chunk, scoring_pass, token, runs, outcomes, already, totals, *, configs_stored=False):

@@ -135,7 +135,7 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
     ``retried=False`` says the pass has recorded nothing for these runs yet (a chunk's
     first attempt): its abstentions are not read back (the insert still skips any).
     ``configs_stored=True`` says the configs of ``outcomes`` are stored already
-    (``score_configs_store``, committed: a config is named by its hash, so one stored
+    (``outcome_configs_store``, committed: a config is named by its hash, so one stored
     without its scores is harmless).
 
     Must run inside a transaction (the quota reservation and the rows commit or roll
@@ -170,6 +170,11 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         _rows_write(project, pass_id, report, stale, stored, now, retried, configs_stored)
         _counted(project, report)
     return report
+
+
+def outcome_configs_store(project_id, outcomes):
+    """Store the configs the scores among ``outcomes`` name (``scoring.score_configs``)."""
+    score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in outcomes if o.is_score})
 
 
 def _counted(project, report):
@@ -219,7 +224,7 @@ def _rows_write(project, pass_id, report, stale, stored, now, retried, configs_s
     stamp = datetime_adapter()(now)
     project_id = project.pk
     if not configs_stored:
-        score_configs_store(project_id=project_id, configs={o.config_hash: o.config_json for o in report.written})
+        outcome_configs_store(project_id, report.written)
     opened = summaries_open(report.written)
     inserted = rows_insert_new(
         Score._meta.db_table,

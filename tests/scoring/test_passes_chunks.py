@@ -118,8 +118,8 @@ def test_a_pass_stores_its_batches_configs_before_their_writes_and_keeps_them_if
     scoring_pass = pass_start(project=actors.acme, data=body, chunk_runs=3)
     pass_plan(pass_id=scoring_pass.pk)
     stored_by_writer = []
-    real_store = writer.score_configs_store
-    monkeypatch.setattr(writer, "score_configs_store", lambda **kw: stored_by_writer.append(kw) or real_store(**kw))
+    real_store = writer.outcome_configs_store
+    monkeypatch.setattr(writer, "outcome_configs_store", lambda *a: stored_by_writer.append(a) or real_store(*a))
     first, second = scoring_pass.chunks.order_by("ordinal")
     chunk_score(chunk_id=first.pk, token="a")
     assert stored_by_writer == []  # stored before the batch was handed to the writer
