@@ -1,8 +1,11 @@
 import os
+from types import SimpleNamespace
 
 import pytest
+from django.utils import timezone
 from hypothesis import settings
 
+from evalsite import quota, rate_limits
 from tests.base import actors_create
 
 # In CI the property-based tests and the API fuzzer draw the same examples every run, so
@@ -15,3 +18,15 @@ if os.environ.get("CI"):
 @pytest.fixture
 def actors(db):
     return actors_create()
+
+
+@pytest.fixture(autouse=True)
+def _one_quota_minute(monkeypatch):
+    """Quotas and rate limits count calendar minutes, so a test that filled one and crossed
+    into the next would see its count start again halfway. In a test, both read the time
+    the test started at; a caller passing ``now`` still gets the minute it names. Servers
+    started in other processes keep the real clock."""
+    started = timezone.now()
+    clock = SimpleNamespace(now=lambda: started)
+    monkeypatch.setattr(quota, "timezone", clock)
+    monkeypatch.setattr(rate_limits, "timezone", clock)
