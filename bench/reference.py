@@ -388,10 +388,10 @@ def _measure_traces(args, project, report):
         report["pass_unstored"] = passes_measure(
             project, requests, len(traces), "deployed", "bench.worker_storing_nothing"
         )
-        from scoring.models import Score
+        from scoring.models import Score, ScoreConfig
 
-        if Score.objects.exists():
-            raise SystemExit("the worker storing nothing stored scores: its figure would not be the ceiling")
+        if Score.objects.exists() or ScoreConfig.objects.exists():
+            raise SystemExit("the worker storing nothing stored rows: its figure would not be the ceiling")
     report["pass_deployed"] = passes_measure(project, requests, len(traces), "deployed")
     report["pass"] = passes_measure(project, requests, len(traces))
     if args.only == "gate":
