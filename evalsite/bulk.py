@@ -134,26 +134,31 @@ def rows_select_by_ids(sql, ids, params=(), *, positions=False):
         return rows_with_columns(cursor) if positions else rows_named(cursor)
 
 
-def rows_lock(table, ids):
-    """Lock the rows of ``table`` with these primary keys until the transaction ends; returns the ids found.
+def rows_lock(table, ids, *, columns=()):
+    """Lock the rows of ``table`` with these primary keys until the transaction ends.
 
-    PostgreSQL: ``SELECT ... FOR NO KEY UPDATE`` in primary-key order (so two lockers
-    of overlapping sets cannot deadlock); it does not block inserts of rows that refer
-    to them. SQLite: an IMMEDIATE transaction already holds the database's write lock,
-    so this only reads which ids exist. Must run in a transaction.
+    Returns the rows found, in id order: named tuples of ``id`` and ``columns``, read as
+    they stand once locked (``evalsite.sql``). PostgreSQL: ``SELECT ... FOR NO KEY
+    UPDATE`` in primary-key order (so two lockers of overlapping sets cannot deadlock);
+    it does not block inserts of rows that refer to them. SQLite: an IMMEDIATE
+    transaction already holds the database's write lock, so this only reads the rows.
+    Must run in a transaction.
     """
     if not ids:
         return []
     q = connection.ops.quote_name
+    selected = ", ".join(q(c) for c in ("id", *columns))
     with connection.cursor() as cursor:
         if is_postgresql():
             # One array parameter: a query of hundreds of placeholders costs the client
             # more to prepare than the server to answer.
-            cursor.execute(f"SELECT id FROM {q(table)} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE", [list(ids)])
+            cursor.execute(
+                f"SELECT {selected} FROM {q(table)} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE", [list(ids)]
+            )
         else:
             placeholders = ", ".join(["%s"] * len(ids))
-            cursor.execute(f"SELECT id FROM {q(table)} WHERE id IN ({placeholders}) ORDER BY id", list(ids))
-        return [row.id for row in rows_named(cursor)]
+            cursor.execute(f"SELECT {selected} FROM {q(table)} WHERE id IN ({placeholders}) ORDER BY id", list(ids))
+        return rows_named(cursor)
 
 
 def ids_allocate(model, count):

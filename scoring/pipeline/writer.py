@@ -6,7 +6,7 @@
    writer of scores goes through here, so two passes over the same runs take turns
    on them and each sees what the other wrote (on SQLite the IMMEDIATE transaction
    already holds the database's write lock). Runs deleted since they were loaded are
-   dropped.
+   dropped. The same statement reads each run's ``revision`` as locked.
 2. compares each run's ``revision`` with the one it was scored on: a run that changed
    meanwhile (OpenTelemetry spans arrived: that ingestion locks the run too, and bumps
    its revision) is not written from old data; its outcomes become ``run_changed``
@@ -150,10 +150,12 @@ def outcomes_write(*, project, pass_id, runs, outcomes, dry_run=False, now=None,
         return report
     pks = sorted({run.pk for run in runs})
     if dry_run:
-        present = set(Trace.objects.filter(pk__in=pks).values_list("pk", flat=True))
+        revisions = dict(Trace.objects.filter(pk__in=pks).values_list("pk", "revision"))
     else:
-        present = set(rows_lock(Trace._meta.db_table, pks))
-    changed = _changed_runs(runs, present)
+        # Read as locked: a run revised since it was loaded is not scored on what it was.
+        revisions = {row.id: row.revision for row in rows_lock(Trace._meta.db_table, pks, columns=["revision"])}
+    present = set(revisions)
+    changed = {run.pk for run in runs if run.pk in present and revisions[run.pk] != run.revision}
     scorer_ids = sorted({o.scorer_id for o in outcomes})
     decided, stale, stored = _keys_read(
         trace_pks=sorted(present), scorer_ids=scorer_ids, pass_id=pass_id, with_abstentions=retried
@@ -262,13 +264,6 @@ def _rows_write(project, pass_id, report, stale, stored, now, retried, configs_s
         # A first attempt at these runs has recorded nothing for this pass yet.
         expect_new=not retried,
     )  # fmt: skip
-
-
-def _changed_runs(runs, present):
-    q = connection.ops.quote_name
-    rows = rows_select_by_ids(f"SELECT id, revision FROM {q(Trace._meta.db_table)} WHERE id {{ids}}", sorted(present))
-    revisions = {row.id: row.revision for row in rows}
-    return {run.pk for run in runs if run.pk in present and revisions.get(run.pk) != run.revision}
 
 
 def _default(value):
