@@ -346,14 +346,13 @@ def dataset_fields_clean(data):
         errors.append({"field": "name", "message": "is required"})
     elif not isinstance(name, str):
         errors.append({"field": "name", "message": "must be a string"})
-    else:
-        name = name.strip()
-        if not name:
-            errors.append({"field": "name", "message": "must not be empty"})
-        elif not DATASET_NAME_PATTERN.match(name):
-            errors.append({"field": "name", "message": DATASET_NAME_RULES})
-        elif len(name) > DATASET_NAME_MAX:
-            errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
+    elif not name:
+        errors.append({"field": "name", "message": "must not be empty"})
+    elif not DATASET_NAME_PATTERN.match(name):
+        # Taken as given, as its schema says: a blank at either end is refused, not trimmed.
+        errors.append({"field": "name", "message": DATASET_NAME_RULES})
+    elif len(name) > DATASET_NAME_MAX:
+        errors.append({"field": "name", "message": f"must be at most {DATASET_NAME_MAX} characters"})
     given = data.get("description")
     description, problems = _text(
         "" if given is None else given, "description", maximum=DESCRIPTION_MAX, required=False, single_line=False

@@ -59,7 +59,9 @@ def test_every_page_reads_such_a_name(actors, named):
     assert browser.get(f"/p/{slug}/datasets/{named}/export.jsonl").status_code == 200
 
 
-@pytest.mark.parametrize("name", ["a/cases", "a/export", "a//b", "/a", "a/", "a/../b", "line\nbreak", "x" * 101])
+@pytest.mark.parametrize(
+    "name", ["a/cases", "a/export", "a//b", "/a", "a/", "a/../b", "line\nbreak", "\nled", " led", "x" * 101]
+)
 def test_names_that_would_be_ambiguous_in_a_path_are_refused_naming_the_field(actors, name):
     response = actors.api().post("/v1/api/datasets", {"name": name}, format="json")
     assert response.status_code == 400

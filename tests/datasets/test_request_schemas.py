@@ -93,6 +93,10 @@ def test_a_capture_body_passes_the_schema_exactly_when_it_passes_the_rules(body)
     [
         {"name": "reservo"},
         {"name": "res ervo"},
+        {"name": " reservo"},
+        {"name": "\n\U000f0c48reservo"},
+        {"name": "reservo\t"},
+        {"name": ""},
         {"name": "r" * 101},
         {"name": "reservo", "description": "d" * 10_001},
         {"name": "reservo", "desc": "typo"},
