@@ -6,6 +6,7 @@ from django.utils import timezone
 from hypothesis import settings
 
 from evalsite import quota, rate_limits
+from scoring.passes.batch_writer import writer_stop
 from tests.base import actors_create
 
 # In CI the property-based tests and the API fuzzer draw the same examples every run, so
@@ -30,3 +31,12 @@ def _one_quota_minute(monkeypatch):
     clock = SimpleNamespace(now=lambda: started)
     monkeypatch.setattr(quota, "timezone", clock)
     monkeypatch.setattr(rate_limits, "timezone", clock)
+
+
+@pytest.fixture(autouse=True)
+def _no_writer_thread_left():
+    """A pass run in the test's process leaves its writer thread, with a database
+    connection of its own, for the next pass (as a worker does): each test ends it, so
+    no test inherits it and the test database can be dropped at the end."""
+    yield
+    writer_stop()

@@ -3,7 +3,7 @@
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 
 class BatchWriter:
@@ -51,6 +51,15 @@ def _writer_thread():
         _WRITER["executor"] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scoring-writer")
         _WRITER["pid"] = os.getpid()
     return _WRITER["executor"]
+
+
+def writer_stop():
+    """Stop this process's writer thread, closing its database connection; the next pass makes a new one."""
+    executor = _WRITER["executor"] if _WRITER["pid"] == os.getpid() else None
+    _WRITER.update(pid=None, executor=None)
+    if executor is not None:
+        executor.submit(connections.close_all).result()
+        executor.shutdown()
 
 
 def _with_fresh_connection(write, *args, **kwargs):
