@@ -325,6 +325,13 @@ def test_a_reviewer_creates_a_dataset(actors):
     assert Dataset.objects.get().description == "Booking"
 
 
+def test_the_form_trims_what_is_typed_around_a_name(actors):
+    # The API refuses such a name; a form field drops the blanks typed around it.
+    response = browser(actors.bob).post("/p/acme/datasets/", {"name": "  support/west \t"})
+    assert response.status_code == 302
+    assert Dataset.objects.get().name == "support/west"
+
+
 def test_a_taken_dataset_name_is_shown_next_to_the_field(actors, dataset):
     response = browser(actors.bob).post("/p/acme/datasets/", {"name": "reservo"})
     assert response.status_code == 400
