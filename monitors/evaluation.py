@@ -21,6 +21,7 @@ from checks.monitoring import FIRING, OK, Reading, monitor_decide, percentile_ra
 from datasets.models import RunStatus, Trace
 from monitors.models import ALERT_RUNS_CAP, Alert, Metric, Monitor
 from monitors.webhooks import alert_deliveries_enqueue
+from scoring.freshness import scores_fresh
 from scoring.models import Score
 
 PERCENTILE = 0.95
@@ -64,7 +65,7 @@ def monitor_reading(monitor, runs):
     if monitor.metric == Metric.ERROR_RATE:
         counts = runs.aggregate(n=Count("pk"), bad=Count("pk", filter=Q(status=RunStatus.ERROR)))
         return rate_reading(counts["bad"], counts["n"])
-    scores = Score.objects.filter(trace__in=runs, scorer=_scorer(monitor))
+    scores = scores_fresh(Score.objects.filter(trace__in=runs, scorer=_scorer(monitor)))
     counts = scores.aggregate(n=Count("pk"), good=Count("pk", filter=Q(passed=True)))
     return rate_reading(counts["good"], counts["n"])
 
@@ -76,7 +77,7 @@ def monitor_failing_runs(monitor, runs):
     elif monitor.metric == Metric.ERROR_RATE:
         failing = runs.filter(status=RunStatus.ERROR)
     else:
-        bad = Score.objects.filter(trace__in=runs, scorer=_scorer(monitor), passed=False)
+        bad = scores_fresh(Score.objects.filter(trace__in=runs, scorer=_scorer(monitor), passed=False))
         failing = Trace.objects.filter(pk__in=bad.values("trace_id"))
     return list(failing.order_by("pk").values_list("pk", flat=True)[:ALERT_RUNS_CAP])
 

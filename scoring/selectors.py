@@ -23,7 +23,8 @@ ANY_SCORER = "any"
 
 
 def _failed_scores(scorer=None):
-    scores = Score.objects.filter(trace=OuterRef("pk"), passed=False)
+    # Of the run's current revision, as the counts of ``runs_annotate_score_counts``.
+    scores = Score.objects.filter(trace=OuterRef("pk"), passed=False, run_revision__gte=OuterRef("revision"))
     return scores.filter(scorer=scorer) if scorer and scorer != ANY_SCORER else scores
 
 

@@ -3,7 +3,9 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from datasets.models import Trace
 from scoring.models import Abstention, Score
+from scoring.selectors import runs_annotate_scores
 from tests.factories import trace_create
 
 
@@ -41,6 +43,18 @@ def test_it_filters_runs_with_a_failed_score(actors):
     assert _ids(api, "scorer_failed=any") == ["slow", "wrong-tool"]
     assert _ids(api, "scorer_failed=tool_choice") == ["wrong-tool"]
     assert _ids(api, "scorer_failed=answered") == []
+
+
+def test_a_failed_score_of_an_earlier_revision_of_the_run_does_not_list_it_as_failed(actors):
+    revised = trace_create(actors.acme, "revised")
+    score_add(revised, "tool_choice", passed=False)
+    # A span arrived after the run was scored: that score is stale until the next pass.
+    Trace.objects.filter(pk=revised.pk).update(revision=2)
+    api = actors.api()
+    assert _ids(api, "scorer_failed=any") == []
+    assert _ids(api, "scorer_failed=tool_choice") == []
+    assert _ids(api, "") == ["revised"]
+    assert runs_annotate_scores(Trace.objects.filter(pk=revised.pk)).get().has_failed_score is False
 
 
 def test_it_filters_runs_where_a_scorer_abstained(actors):

@@ -1,6 +1,7 @@
 """The evaluation of a monitor over the runs of its window: alerts only on decidable changes."""
 
 from checks.monitoring import FIRING, INSUFFICIENT, OK
+from datasets.models import Trace
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Alert
 from scoring.models import Score
@@ -17,6 +18,16 @@ def test_it_fires_once_with_the_failing_runs_on_sixty_bad_of_two_hundred(actors,
     assert "must stay above 0.9" in alert.text
     monitor.refresh_from_db()
     assert (monitor.state, monitor.last_n) == (FIRING, 200)
+
+
+def test_it_leaves_out_the_scores_of_runs_that_changed_since(actors, monitor_create):
+    runs = runs_create(actors.acme, prefix="revised", count=200, failing=60)
+    # A span arrived on each failing run after it was scored: its score no longer describes it.
+    Trace.objects.filter(pk__in=[run.pk for run in runs[:60]]).update(revision=2)
+    monitor = monitor_create(actors.acme)
+    assert monitor_evaluate(monitor_id=monitor.pk) is None
+    monitor.refresh_from_db()
+    assert (monitor.state, monitor.last_n, monitor.last_value) == (OK, 140, 1.0)
 
 
 def test_it_writes_no_second_alert_when_evaluated_again(actors, monitor_create):
