@@ -47,6 +47,14 @@ def _scorer(monitor):
     return f"feedback:{monitor.feedback_name}" if monitor.metric == Metric.FEEDBACK else monitor.scorer
 
 
+def _scores(monitor, scores):
+    """The monitor's scores among ``scores``. A check's score computed before a late span
+    changed its run is stale (a pass scores the run again) and left out; an end user's
+    feedback stands as given: it judged what the user saw, and no pass replaces it."""
+    scores = scores.filter(scorer=_scorer(monitor))
+    return scores if monitor.metric == Metric.FEEDBACK else scores_fresh(scores)
+
+
 def _percentile_reading(runs, column):
     values = runs.filter(**{f"{column}__isnull": False}).order_by(column).values_list(column, flat=True)
     n = values.count()
@@ -65,7 +73,7 @@ def monitor_reading(monitor, runs):
     if monitor.metric == Metric.ERROR_RATE:
         counts = runs.aggregate(n=Count("pk"), bad=Count("pk", filter=Q(status=RunStatus.ERROR)))
         return rate_reading(counts["bad"], counts["n"])
-    scores = scores_fresh(Score.objects.filter(trace__in=runs, scorer=_scorer(monitor)))
+    scores = _scores(monitor, Score.objects.filter(trace__in=runs))
     counts = scores.aggregate(n=Count("pk"), good=Count("pk", filter=Q(passed=True)))
     return rate_reading(counts["good"], counts["n"])
 
@@ -77,7 +85,7 @@ def monitor_failing_runs(monitor, runs):
     elif monitor.metric == Metric.ERROR_RATE:
         failing = runs.filter(status=RunStatus.ERROR)
     else:
-        bad = scores_fresh(Score.objects.filter(trace__in=runs, scorer=_scorer(monitor), passed=False))
+        bad = _scores(monitor, Score.objects.filter(trace__in=runs, passed=False))
         failing = Trace.objects.filter(pk__in=bad.values("trace_id"))
     return list(failing.order_by("pk").values_list("pk", flat=True)[:ALERT_RUNS_CAP])
 

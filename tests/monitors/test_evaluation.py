@@ -97,6 +97,23 @@ def test_it_reads_feedback_scores_of_its_feedback_name(actors, monitor_create):
     assert (alert.kind, alert.n, alert.value) == ("fired", 60, 0.0)
 
 
+def test_feedback_given_before_a_late_span_still_counts(actors, monitor_create):
+    runs = runs_create(actors.acme, prefix="fb-late", count=60)
+    Score.objects.bulk_create(
+        [
+            Score(
+                project=actors.acme, trace=run, scorer="feedback:thumbs", config_hash="0" * 64, value=0.0, passed=False
+            )
+            for run in runs
+        ]  # fmt: skip
+    )
+    Trace.objects.filter(pk__in=[run.pk for run in runs]).update(revision=2)
+    monitor = monitor_create(actors.acme, metric="feedback", scorer="", feedback_name="thumbs", target=0.5)
+    alert = monitor_evaluate(monitor_id=monitor.pk)
+    assert (alert.kind, alert.n, alert.value) == ("fired", 60, 0.0)
+    assert len(alert.run_ids) == 60
+
+
 def test_a_paused_monitor_is_not_evaluated(actors, monitor_create):
     runs_create(actors.acme, prefix="bad", count=200, failing=60)
     monitor = monitor_create(actors.acme, paused=True)
