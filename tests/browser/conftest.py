@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from tests.base import PASSWORD
 
@@ -47,6 +48,7 @@ def browser(live_server, monkeypatch):
             yield browser
         finally:
             browser.close()
+            _connections_closed()
 
 
 @pytest.fixture
@@ -73,6 +75,14 @@ def page(live_server, monkeypatch):
         finally:
             context.close()
             browser.close()
+            _connections_closed()
+
+
+def _connections_closed():
+    # A connection the test opened while Playwright's loop ran on this thread is not the
+    # one Django closes at the end of the session, which then cannot drop the test
+    # database ("accessed by other users"): closed here, while it is still reachable.
+    connections.close_all()
 
 
 def log_in(page, username, next_path="/"):
