@@ -82,16 +82,16 @@ def test_it_fires_on_a_p95_latency_whose_lower_bound_is_above_the_target(actors,
     assert (alert.kind, alert.value, alert.low) == ("fired", 5000.0, 5000.0)
 
 
+def _thumbs_down(project, runs):
+    Score.objects.bulk_create(
+        Score(project=project, trace=run, scorer="feedback:thumbs", config_hash="0" * 64, value=0.0, passed=False)
+        for run in runs
+    )
+
+
 def test_it_reads_feedback_scores_of_its_feedback_name(actors, monitor_create):
     runs = runs_create(actors.acme, prefix="fb", count=60)
-    Score.objects.bulk_create(
-        [
-            Score(
-                project=actors.acme, trace=run, scorer="feedback:thumbs", config_hash="0" * 64, value=0.0, passed=False
-            )
-            for run in runs
-        ]  # fmt: skip
-    )
+    _thumbs_down(actors.acme, runs)
     monitor = monitor_create(actors.acme, metric="feedback", scorer="", feedback_name="thumbs", target=0.5)
     alert = monitor_evaluate(monitor_id=monitor.pk)
     assert (alert.kind, alert.n, alert.value) == ("fired", 60, 0.0)
@@ -99,14 +99,7 @@ def test_it_reads_feedback_scores_of_its_feedback_name(actors, monitor_create):
 
 def test_feedback_given_before_a_late_span_still_counts(actors, monitor_create):
     runs = runs_create(actors.acme, prefix="fb-late", count=60)
-    Score.objects.bulk_create(
-        [
-            Score(
-                project=actors.acme, trace=run, scorer="feedback:thumbs", config_hash="0" * 64, value=0.0, passed=False
-            )
-            for run in runs
-        ]  # fmt: skip
-    )
+    _thumbs_down(actors.acme, runs)
     Trace.objects.filter(pk__in=[run.pk for run in runs]).update(revision=2)
     monitor = monitor_create(actors.acme, metric="feedback", scorer="", feedback_name="thumbs", target=0.5)
     alert = monitor_evaluate(monitor_id=monitor.pk)
