@@ -4,19 +4,23 @@ A production run (of no experiment) fails when it has a failed check (a built-in
 judge score that did not pass), negative end-user feedback (a ``feedback`` score that
 did not pass: thumbs down, a rating under 0.5), a judge abstention (an abstention of a
 scorer that is not a built-in: a judge criterion), or status ``error``. Human labels
-are reviewers' ground truth, not failures of the run, and are left out. Stale scores
-(computed before a late span arrived) are left out like everywhere else.
+are reviewers' ground truth, not failures of the run, and are left out. Stale check
+scores (computed before a late span arrived) are left out like everywhere else; an end
+user's feedback stands as given, as monitors count it: it judged what the user saw, and
+no pass replaces it.
 """
 
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from django.db.models import Q
 
 from checks.scorers import SCORERS
 from datasets.models import RunStatus, Span, SpanKind, Trace
 from evalsite.bulk import json_loads, json_text
 from harvest.grouping import FailingRun, error_type, input_text, signature_parts, signature_text
 from scoring.feedback import FEEDBACK_PREFIX
-from scoring.freshness import scores_fresh
+from scoring.freshness import fresh
 from scoring.models import Abstention, AbstentionKind, Score, ScoreSource
 
 CHUNK = 5000
@@ -43,7 +47,8 @@ def _chunks(items):
 
 
 def _scores(scores, found):
-    rows = scores_fresh(scores.filter(passed=False).exclude(source=ScoreSource.HUMAN)).values_list(
+    failing = scores.filter(passed=False).exclude(source=ScoreSource.HUMAN)
+    rows = failing.filter(Q(source=ScoreSource.FEEDBACK) | fresh()).values_list(
         "trace_id", "scorer", "reason", "source"
     )
     for pk, scorer, reason, source in rows:

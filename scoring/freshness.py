@@ -27,9 +27,14 @@ def fresh_sql(score):
     )
 
 
+def fresh():
+    """The condition a fresh score meets, to combine with others (``Q(...) | fresh()``)."""
+    return ~Exists(_moved_on())
+
+
 def scores_fresh(scores):
     """``scores`` (a ``Score`` queryset) without the stale ones."""
-    return scores.filter(~Exists(_moved_on()))
+    return scores.filter(fresh())
 
 
 def score_is_stale(score, run):
