@@ -17,6 +17,8 @@ In one run, on a fresh PostgreSQL database, this measures:
   processes), then with one process (solo pool). The pass counts are checked against
   the workload's reference counts. Before them, the same pass on a worker that stores
   no row (``bench.worker_storing_nothing``): the ceiling any storage of scores leaves;
+  and on one that stores narrow integer-keyed score rows without reason or detail
+  (``bench.worker_storing_narrow``): what that shape of row would reach;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop
   (the two in turns, at least five rounds);
 - the gate: N cases with every score present, in process and through HTTP (a gunicorn
@@ -170,6 +172,28 @@ def passes_measure(project, requests, runs, pool="solo", module="celery"):
         "checks_per_s": checks / seconds,
         "worker_cpu": cpu,
     }
+
+
+def narrow_pass_measure(project, requests, runs):
+    """The pass on a worker storing narrow score rows (``bench.worker_storing_narrow``), as deployed."""
+    from django.db import connection
+
+    from bench.worker_storing_narrow import TABLE, TABLE_DDL
+
+    with connection.cursor() as cursor:
+        cursor.execute(TABLE_DDL)
+        cursor.execute(f"TRUNCATE {TABLE}")
+    try:
+        measured = passes_measure(project, requests, runs, "deployed", "bench.worker_storing_narrow")
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {TABLE}")
+            stored = cursor.fetchone()[0]
+        if stored != measured["written"]:
+            raise SystemExit(f"the worker storing narrow rows stored {stored} of {measured['written']} scores")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    return measured
 
 
 def engine_measure(project, requests, reps, workloads, traces):
@@ -392,6 +416,7 @@ def _measure_traces(args, project, report):
 
         if Score.objects.exists() or ScoreConfig.objects.exists():
             raise SystemExit("the worker storing nothing stored rows: its figure would not be the ceiling")
+    report["pass_narrow"] = narrow_pass_measure(project, requests, len(traces))
     report["pass_deployed"] = passes_measure(project, requests, len(traces), "deployed")
     report["pass"] = passes_measure(project, requests, len(traces))
     if args.only == "gate":

@@ -58,6 +58,8 @@ GOAL = "goal ≥ 35%, then 50%"
 PASS_TITLES = (
     ("pass_deployed", "scoring pass, 10 checks, one worker as the Procfile starts it (2 processes)", GOAL),
     ("pass", "scoring pass, 10 checks, one worker of one process (solo pool)", GOAL),
+    ("pass_narrow", "the same pass storing narrow integer-keyed score rows (2 processes), no reason or detail",
+     "what that shape of score row would reach with this loading and scoring"),
     ("pass_unstored", "the same pass storing no row (2 processes): the ceiling any score storage leaves",
      "the most a pass can reach with this loading and scoring"),
 )  # fmt: skip
