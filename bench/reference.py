@@ -18,7 +18,8 @@ In one run, on a fresh PostgreSQL database, this measures:
   the workload's reference counts. Before them, the same pass on a worker that stores
   no row (``bench.worker_storing_nothing``): the ceiling any storage of scores leaves;
   and on one that stores narrow integer-keyed score rows without reason or detail
-  (``bench.worker_storing_narrow``): what that shape of row would reach;
+  (``bench.worker_storing_narrow``), with its configs and without: what that shape of
+  row would reach, and with configs stored once per distinct config;
 - the scorer engine over the runs in memory, in µs per check, against the plain loop
   (the two in turns, at least five rounds);
 - the gate: N cases with every score present, in process and through HTTP (a gunicorn
@@ -174,15 +175,18 @@ def passes_measure(project, requests, runs, pool="solo", module="celery"):
     }
 
 
-def narrow_pass_measure(project, requests, runs):
-    """The pass on a worker storing narrow score rows (``bench.worker_storing_narrow``), as deployed."""
+def narrow_pass_measure(project, requests, runs, configs=True):
+    """The pass on a worker storing narrow score rows (``bench.worker_storing_narrow``), as deployed;
+    with ``configs=False`` it stores no config either."""
     from django.db import connection
 
     from bench.worker_storing_narrow import TABLE, TABLE_DDL
+    from scoring.models import ScoreConfig
 
     with connection.cursor() as cursor:
         cursor.execute(TABLE_DDL)
         cursor.execute(f"TRUNCATE {TABLE}")
+    os.environ["BENCH_NARROW_NO_CONFIGS"] = "0" if configs else "1"
     try:
         measured = passes_measure(project, requests, runs, "deployed", "bench.worker_storing_narrow")
         with connection.cursor() as cursor:
@@ -190,7 +194,10 @@ def narrow_pass_measure(project, requests, runs):
             stored = cursor.fetchone()[0]
         if stored != measured["written"]:
             raise SystemExit(f"the worker storing narrow rows stored {stored} of {measured['written']} scores")
+        if not configs and ScoreConfig.objects.exists():
+            raise SystemExit("the worker storing narrow rows and no config stored configs")
     finally:
+        del os.environ["BENCH_NARROW_NO_CONFIGS"]
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
     return measured
@@ -417,6 +424,7 @@ def _measure_traces(args, project, report):
         if Score.objects.exists() or ScoreConfig.objects.exists():
             raise SystemExit("the worker storing nothing stored rows: its figure would not be the ceiling")
     report["pass_narrow"] = narrow_pass_measure(project, requests, len(traces))
+    report["pass_narrow_no_config"] = narrow_pass_measure(project, requests, len(traces), configs=False)
     report["pass_deployed"] = passes_measure(project, requests, len(traces), "deployed")
     report["pass"] = passes_measure(project, requests, len(traces))
     if args.only == "gate":

@@ -60,6 +60,8 @@ PASS_TITLES = (
     ("pass", "scoring pass, 10 checks, one worker of one process (solo pool)", GOAL),
     ("pass_narrow", "the same pass storing narrow integer-keyed score rows (2 processes), no reason or detail",
      "what that shape of score row would reach with this loading and scoring"),
+    ("pass_narrow_no_config", "the same, storing no config either (2 processes)",
+     "what narrow rows and configs stored once per distinct config would reach"),
     ("pass_unstored", "the same pass storing no row (2 processes): the ceiling any score storage leaves",
      "the most a pass can reach with this loading and scoring"),
 )  # fmt: skip

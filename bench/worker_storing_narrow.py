@@ -9,11 +9,14 @@ revision; primary key on the first three), without reason, detail or any text. T
 scorer and config ids are this process's numbering of the scorer names and config
 hashes, which a store of that shape would keep in tables of their own. Nothing reads
 these rows: the figure measures what a pass would cost if readers made reason and
-detail again, or found them elsewhere.
+detail again, or found them elsewhere. With ``BENCH_NARROW_NO_CONFIGS=1`` in its
+environment it stores no config either: what a pass would cost if the per-case configs
+(about 30,000 rows per 10,000 runs) were stored once per distinct config instead.
 
     .venv/bin/python -m bench.worker_storing_narrow -A evalsite worker ...   (celery's arguments)
 """
 
+import os
 import sys
 
 from celery.__main__ import main
@@ -34,6 +37,7 @@ def _store_narrow(**kwargs):
     django.setup()
     from django.db import connection
 
+    from scoring.passes import services
     from scoring.pipeline import writer
 
     ids = {}
@@ -56,6 +60,8 @@ def _store_narrow(**kwargs):
 
     original = writer._rows_write
     writer._rows_write = rows_write
+    if os.environ.get("BENCH_NARROW_NO_CONFIGS") == "1":
+        services.outcome_configs_store = lambda *args, **kwargs: None
 
 
 if __name__ == "__main__":
