@@ -13,14 +13,12 @@ no pass replaces it.
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
-
 from checks.scorers import SCORERS
 from datasets.models import RunStatus, Span, SpanKind, Trace
 from evalsite.bulk import json_loads, json_text
 from harvest.grouping import FailingRun, error_type, input_text, signature_parts, signature_text
 from scoring.feedback import FEEDBACK_PREFIX
-from scoring.freshness import fresh
+from scoring.freshness import scores_standing
 from scoring.models import Abstention, AbstentionKind, Score, ScoreSource
 
 CHUNK = 5000
@@ -47,8 +45,7 @@ def _chunks(items):
 
 
 def _scores(scores, found):
-    failing = scores.filter(passed=False).exclude(source=ScoreSource.HUMAN)
-    rows = failing.filter(Q(source=ScoreSource.FEEDBACK) | fresh()).values_list(
+    rows = scores_standing(scores.filter(passed=False).exclude(source=ScoreSource.HUMAN)).values_list(
         "trace_id", "scorer", "reason", "source"
     )
     for pk, scorer, reason, source in rows:

@@ -21,7 +21,7 @@ from checks.monitoring import FIRING, OK, Reading, monitor_decide, percentile_ra
 from datasets.models import RunStatus, Trace
 from monitors.models import ALERT_RUNS_CAP, Alert, Metric, Monitor
 from monitors.webhooks import alert_deliveries_enqueue
-from scoring.freshness import scores_fresh
+from scoring.freshness import scores_standing
 from scoring.models import Score
 
 PERCENTILE = 0.95
@@ -51,8 +51,7 @@ def _scores(monitor, scores):
     """The monitor's scores among ``scores``. A check's score computed before a late span
     changed its run is stale (a pass scores the run again) and left out; an end user's
     feedback stands as given: it judged what the user saw, and no pass replaces it."""
-    scores = scores.filter(scorer=_scorer(monitor))
-    return scores if monitor.metric == Metric.FEEDBACK else scores_fresh(scores)
+    return scores_standing(scores.filter(scorer=_scorer(monitor)))
 
 
 def _percentile_reading(runs, column):

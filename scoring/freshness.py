@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
 from datasets.models import Trace
+from scoring.models import ScoreSource
 
 
 def _moved_on():
@@ -27,14 +28,15 @@ def fresh_sql(score):
     )
 
 
-def fresh():
-    """The condition a fresh score meets, to combine with others (``Q(...) | fresh()``)."""
-    return ~Exists(_moved_on())
-
-
 def scores_fresh(scores):
     """``scores`` (a ``Score`` queryset) without the stale ones."""
-    return scores.filter(fresh())
+    return scores.filter(~Exists(_moved_on()))
+
+
+def scores_standing(scores):
+    """``scores`` without the stale check scores: an end user's feedback stands as given, stale or
+    not, since it judged what the user saw and no pass replaces it (monitors, harvest)."""
+    return scores.filter(Q(source=ScoreSource.FEEDBACK) | ~Exists(_moved_on()))
 
 
 def score_is_stale(score, run):

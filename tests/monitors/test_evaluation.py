@@ -4,7 +4,7 @@ from checks.monitoring import FIRING, INSUFFICIENT, OK
 from datasets.models import Trace
 from monitors.evaluation import monitor_evaluate
 from monitors.models import Alert
-from scoring.models import Score
+from scoring.models import Score, ScoreSource
 from tests.monitors.conftest import runs_create
 
 
@@ -84,7 +84,15 @@ def test_it_fires_on_a_p95_latency_whose_lower_bound_is_above_the_target(actors,
 
 def _thumbs_down(project, runs):
     Score.objects.bulk_create(
-        Score(project=project, trace=run, scorer="feedback:thumbs", config_hash="0" * 64, value=0.0, passed=False)
+        Score(
+            project=project,
+            trace=run,
+            scorer="feedback:thumbs",
+            config_hash="0" * 64,
+            value=0.0,
+            passed=False,
+            source=ScoreSource.FEEDBACK,
+        )
         for run in runs
     )
 
